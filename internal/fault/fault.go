@@ -14,14 +14,15 @@ import (
 type Kind int
 
 const (
-	Internal     Kind = iota
-	Invalid           // the request is wrong; the message says how to fix it
-	NotFound          // nothing there, or nothing the asker may see
-	Forbidden         // signed in, but not allowed
-	Conflict          // the request clashes with the current state
-	TooMany           // slow down
-	TooLarge          // the body is over the limit
-	Unauthorized      // sign in first
+	Internal         Kind = iota
+	Invalid               // the request is wrong; the message says how to fix it
+	NotFound              // nothing there, or nothing the asker may see
+	Forbidden             // signed in, but not allowed
+	Conflict              // the request clashes with the current state
+	TooMany               // slow down
+	TooLarge              // the body is over the limit
+	Unauthorized          // sign in first
+	MethodNotAllowed      // the path exists, the method does not
 )
 
 // Error is an error with a kind and a safe message.

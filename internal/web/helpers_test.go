@@ -1,0 +1,123 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lembas/internal/auth"
+	"lembas/internal/db"
+	"lembas/internal/settings"
+)
+
+// cheapParams keep registration fast in tests; the parameters travel in
+// each hash, so every code path is the production one.
+var cheapParams = auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
+
+type testSite struct {
+	*httptest.Server
+	t        *testing.T
+	web      *Server
+	db       *db.DB
+	auth     *auth.Service
+	settings *settings.Store
+}
+
+func newSite(t *testing.T) *testSite {
+	t.Helper()
+	ctx := context.Background()
+	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := settings.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auth.New(d, auth.Options{Params: cheapParams})
+	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); d.Close() })
+	return &testSite{Server: srv, t: t, web: s, db: d, auth: a, settings: st}
+}
+
+// browser is a client with its own cookie jar that does not follow
+// redirects, so tests see each answer.
+type browser struct {
+	site *testSite
+	c    *http.Client
+}
+
+func (s *testSite) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{site: s, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type reply struct {
+	*http.Response
+	body string
+}
+
+func (b *browser) do(method, path string, form url.Values, header ...string) reply {
+	b.site.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.site.URL+path, body)
+	if err != nil {
+		b.site.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", "text/html")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.site.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return reply{Response: res, body: string(raw)}
+}
+
+func (b *browser) get(path string, header ...string) reply { return b.do("GET", path, nil, header...) }
+
+func (b *browser) post(path string, form url.Values, header ...string) reply {
+	if form == nil {
+		form = url.Values{}
+	}
+	return b.do("POST", path, form, header...)
+}
+
+// register creates an account through the form and keeps its session.
+func (b *browser) register(username string) {
+	b.site.t.Helper()
+	r := b.post("/auth/register", url.Values{"username": {username}, "password": {"long enough pw"}, "password_confirm": {"long enough pw"}})
+	if r.StatusCode != http.StatusSeeOther {
+		b.site.t.Fatalf("register %s: %d %s", username, r.StatusCode, r.body)
+	}
+}
+
+// people returns a signed-in admin (the first account) and user.
+func (s *testSite) people() (admin, user, anon *browser) {
+	admin, user, anon = s.browser(), s.browser(), s.browser()
+	admin.register("admin")
+	user.register("user")
+	return admin, user, anon
+}

@@ -1,0 +1,128 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"lembas/internal/auth"
+	"lembas/internal/fault"
+)
+
+// settingsView is a person's own preferences page.
+type settingsView struct {
+	Layout
+	Themes   []string
+	Sessions []sessionRow
+	Errors   map[string]string
+	Notice   string
+}
+
+type sessionRow struct {
+	ID        string
+	Current   bool
+	UserAgent string
+	IP        string
+	LastSeen  time.Time
+	Created   time.Time
+}
+
+func (s *Server) settingsView(r *http.Request) (settingsView, error) {
+	u, cur := currentUser(r), currentSession(r)
+	list, err := s.auth.Sessions(r.Context(), u.ID)
+	if err != nil {
+		return settingsView{}, err
+	}
+	v := settingsView{Layout: s.layout(r, "Settings"), Themes: auth.Themes, Errors: map[string]string{}}
+	for _, ss := range list {
+		v.Sessions = append(v.Sessions, sessionRow{ID: ss.ID, Current: cur != nil && ss.ID == cur.ID,
+			UserAgent: ss.UserAgent, IP: ss.IP, LastSeen: ss.LastSeenAt, Created: ss.CreatedAt})
+	}
+	v.Notice = noticeText(r.URL.Query().Get("done"))
+	return v, nil
+}
+
+// noticeText turns a ?done= marker from a redirect into a sentence. Only
+// known markers show anything, so a link cannot put words on the page.
+func noticeText(key string) string {
+	return map[string]string{
+		"password":        "Your password has been changed.",
+		"sessions":        "Every other session has been signed out.",
+		"session-revoked": "That session has been signed out.",
+		"saved":           "Saved.",
+	}[key]
+}
+
+func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.settingsView(r)
+	if err != nil {
+		return err
+	}
+	return s.page(w, http.StatusOK, "settings", v)
+}
+
+// saveTheme stores the theme on the account. The page has already applied
+// it in the browser; an htmx request gets 204, a plain form a redirect.
+func (s *Server) saveTheme(w http.ResponseWriter, r *http.Request) error {
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	theme := r.PostFormValue("theme")
+	if err := s.auth.SetTheme(r.Context(), currentUser(r).ID, theme); err != nil {
+		return err
+	}
+	setThemeCookie(w, r, theme)
+	if isHTMX(r) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	http.Redirect(w, r, safeNext(r.Referer()), http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	u := currentUser(r)
+	next := r.PostFormValue("new_password")
+	var err error
+	if next != r.PostFormValue("new_password_confirm") {
+		err = fault.Field("new_password_confirm", "The two new passwords do not match.")
+	} else {
+		err = s.auth.ChangePassword(r.Context(), u.ID, r.PostFormValue("current_password"), next)
+	}
+	if fe, ok := fault.As(err); ok && fe.Field != "" {
+		v, verr := s.settingsView(r)
+		if verr != nil {
+			return verr
+		}
+		v.Errors[fe.Field] = fe.Message
+		return s.page(w, http.StatusUnprocessableEntity, "settings", v)
+	}
+	if err != nil {
+		return err
+	}
+	// A changed password ends every other session: whoever knew the old
+	// one should not stay signed in.
+	if _, err := s.auth.RevokeOtherSessions(r.Context(), u.ID, currentSession(r).ID); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/settings?done=password", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.auth.RevokeOtherSessions(r.Context(), currentUser(r).ID, currentSession(r).ID); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/settings?done=sessions", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) revokeSession(w http.ResponseWriter, r *http.Request) error {
+	if err := s.auth.RevokeSession(r.Context(), currentUser(r).ID, r.PathValue("id")); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/settings?done=session-revoked", http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,72 @@
+// app.js: behaviour of the app shell that HTML cannot express: applying a
+// theme at once, and the sidebar drawer on small screens.
+(function () {
+  "use strict";
+
+  const root = document.documentElement;
+
+  // Theme forms: apply the chosen theme immediately, then store it. The
+  // form still works without JavaScript (it posts and redirects back).
+  document.addEventListener("submit", async (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-theme-form")) return;
+    event.preventDefault();
+    const data = new FormData(form);
+    const theme = data.get("theme");
+    if (!theme) return;
+    const previous = root.dataset.theme;
+    applyTheme(String(theme));
+    try {
+      const res = await fetch(form.action, {
+        method: "POST",
+        body: new URLSearchParams(data),
+        headers: { "HX-Request": "true" },
+        credentials: "same-origin",
+      });
+      if (!res.ok) throw new Error(await res.text());
+    } catch (err) {
+      applyTheme(previous);
+      if (window.lembas) window.lembas.notify("The theme could not be saved. " + (err.message || ""), "error");
+    }
+  });
+
+  function applyTheme(theme) {
+    root.dataset.theme = theme;
+    // Keep every theme control in line with the theme now in force.
+    const next = theme === "shire" ? "moria" : "shire";
+    for (const button of document.querySelectorAll("[data-next-theme]")) {
+      button.dataset.nextTheme = next;
+      const input = button.form && button.form.querySelector("input[name=theme]");
+      if (input) input.value = next;
+      const label = button.querySelector(".theme-label");
+      if (label) label.textContent = next === "shire" ? "Light theme" : "Dark theme";
+    }
+    for (const radio of document.querySelectorAll("input[type=radio][name=theme]")) {
+      radio.checked = radio.value === theme;
+    }
+    document.dispatchEvent(new CustomEvent("lembas:theme", { detail: { theme } }));
+  }
+
+  // The sidebar becomes a drawer on small screens.
+  const app = document.getElementById("app");
+  function setDrawer(open) {
+    if (!app) return;
+    app.classList.toggle("drawer-open", open);
+    for (const b of document.querySelectorAll("[data-action=open-sidebar]")) {
+      b.setAttribute("aria-expanded", String(open));
+    }
+    if (open) {
+      const first = document.querySelector("#sidebar a, #sidebar button");
+      if (first) first.focus();
+    }
+  }
+  document.addEventListener("click", (event) => {
+    const el = event.target.closest("[data-action]");
+    if (!el) return;
+    if (el.dataset.action === "open-sidebar") setDrawer(true);
+    if (el.dataset.action === "close-sidebar") setDrawer(false);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && app && app.classList.contains("drawer-open")) setDrawer(false);
+  });
+})();

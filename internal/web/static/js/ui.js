@@ -1,0 +1,1 @@
+// ui.js: dialogs and toasts (placeholder)

@@ -1,0 +1,148 @@
+package web
+
+import (
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"lembas/internal/auth"
+	"lembas/internal/settings"
+)
+
+// Every control in a template must reach a route that serves its method.
+// The original shipped a button posting to a PATCH-only route, silently.
+func TestEveryTemplateTargetHasARoute(t *testing.T) {
+	site := newSite(t)
+	mux := http.NewServeMux()
+	site.web.routes(mux)
+
+	attr := regexp.MustCompile(`(?s)\s(hx-get|hx-post|hx-put|hx-patch|hx-delete|action|href|hx-sse:connect)="((?:\{\{.*?\}\}|[^"])*)"`)
+	expr := regexp.MustCompile(`\{\{.*?\}\}`)
+	control := regexp.MustCompile(`\{\{-?\s*(if|else|end|range|with)\b.*?\}\}`)
+	formMethod := regexp.MustCompile(`(?s)<form\b[^>]*>`)
+
+	checked := 0
+	err := fs.WalkDir(templateFS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := fs.ReadFile(templateFS, p)
+		if err != nil {
+			return err
+		}
+		src := string(raw)
+		// A form's action is posted with the form's method (GET when absent).
+		methodOfAction := map[int]string{}
+		for _, loc := range formMethod.FindAllStringIndex(src, -1) {
+			tag := src[loc[0]:loc[1]]
+			m := "GET"
+			if strings.Contains(strings.ToLower(tag), `method="post"`) {
+				m = "POST"
+			}
+			if i := strings.Index(tag, ` action="`); i >= 0 {
+				methodOfAction[loc[0]+i+1] = m
+			}
+		}
+		for _, m := range attr.FindAllStringSubmatchIndex(src, -1) {
+			name, target := src[m[2]:m[3]], src[m[4]:m[5]]
+			method := map[string]string{"hx-get": "GET", "hx-post": "POST", "hx-put": "PUT",
+				"hx-patch": "PATCH", "hx-delete": "DELETE", "hx-sse:connect": "GET", "href": "GET"}[name]
+			if name == "action" {
+				method = methodOfAction[m[2]]
+				if method == "" {
+					t.Errorf("%s: action=%q outside a <form> tag", p, target)
+					continue
+				}
+			}
+			// Only our own paths; hrefs to pages are checked too, but
+			// {{asset}} URLs and anchors are not routes in the table.
+			path := expr.ReplaceAllString(control.ReplaceAllString(target, ""), "x")
+			if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "/static/") || strings.Contains(target, "asset ") {
+				continue
+			}
+			if i := strings.IndexAny(path, "?#"); i >= 0 {
+				path = path[:i]
+			}
+			req := httptest.NewRequest(method, path, nil)
+			if _, pattern := mux.Handler(req); pattern == "" {
+				t.Errorf("%s: %s %s (%s=%q) has no route", p, method, path, name, target)
+			}
+			checked++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 5 {
+		t.Fatalf("only %d targets checked: the scanner is broken", checked)
+	}
+}
+
+// Every page and fragment renders with representative data. A new
+// template must add a sample here.
+func TestEveryTemplateRenders(t *testing.T) {
+	site := newSite(t)
+	req := httptest.NewRequest("GET", "/", nil)
+	anon := site.web.layout(req, "Sample")
+	admin := anon
+	admin.User = &auth.User{ID: "u1", Username: "Éowyn", IsAdmin: true, Theme: "shire"}
+	now := time.Now()
+	samples := map[string][]any{
+		"pages/home": {homeView{Layout: admin}},
+		"pages/auth": {
+			authView{Layout: anon, Mode: "login", Next: "/", Errors: map[string]string{"username": "x"}, SignupOpen: true},
+			authView{Layout: anon, Mode: "register", Next: "/settings", Errors: map[string]string{}, SignupOpen: true, FirstAccount: true},
+			authView{Layout: anon, Mode: "register", Errors: map[string]string{}, SignupOpen: false, Message: "closed"},
+		},
+		"pages/error": {errorView{Layout: anon, Status: 404, Message: "m", Line: "l"}, errorView{Layout: admin, Status: 0}},
+		"pages/settings": {settingsView{Layout: admin, Themes: auth.Themes, Errors: map[string]string{"new_password": "x"},
+			Sessions: []sessionRow{{ID: "a", Current: true, LastSeen: now}, {ID: "b", UserAgent: "Firefox", IP: "1.2.3.4", LastSeen: now}}}},
+		"pages/admin_general": {adminGeneralView{Layout: admin, General: settings.General{InstanceName: "x", AllowSignup: true},
+			Sources: map[string]settings.Source{"allow_signup": settings.FromEnv}, EnvNames: map[string]string{"allow_signup": "LEMBAS_ALLOW_SIGNUP"},
+			Errors: map[string]string{}}},
+	}
+	for _, name := range site.web.views.names() {
+		views, ok := samples[name]
+		if !ok {
+			t.Errorf("template %s has no sample in TestEveryTemplateRenders", name)
+			continue
+		}
+		for i, v := range views {
+			rec := httptest.NewRecorder()
+			kind, short, _ := strings.Cut(name, "/")
+			var err error
+			if kind == "pages" {
+				err = site.web.page(rec, 200, short, v)
+			} else {
+				err = site.web.fragment(rec, 200, short, v)
+			}
+			if err != nil {
+				t.Errorf("%s sample %d: %v", name, i, err)
+			}
+			if strings.Contains(rec.Body.String(), "<no value>") {
+				t.Errorf("%s sample %d renders <no value>", name, i)
+			}
+		}
+	}
+}
+
+// No template may carry inline style or script: the CSP would block it,
+// silently.
+func TestTemplatesHaveNoInlineStyleOrScript(t *testing.T) {
+	inline := regexp.MustCompile(`(?i)\sstyle="|<style|<script>|<script\s[^>]*>[^<\s]|\son[a-z]+="|hx-on`)
+	fs.WalkDir(templateFS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, _ := fs.ReadFile(templateFS, p)
+		if m := inline.FindString(string(raw)); m != "" {
+			t.Errorf("%s: inline %q", p, m)
+		}
+		return nil
+	})
+}
