@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -49,6 +50,9 @@ type Service struct {
 	now      func() time.Time
 	// dummyHash is verified against when a username does not exist, so a
 	// sign-in for a missing account takes as long as one for a real one.
+	// Made on first need: hashing at startup would add its cost to every
+	// start.
+	dummyOnce sync.Once
 	dummyHash string
 }
 
@@ -70,9 +74,7 @@ func New(d *db.DB, opt Options) *Service {
 	if opt.Concurrent == 0 {
 		opt.Concurrent = 2
 	}
-	s := &Service{db: d, hasher: NewHasher(opt.Params, opt.Concurrent), throttle: NewThrottle(opt.Now), now: opt.Now}
-	s.dummyHash, _ = s.hasher.Hash(context.Background(), "not a password anyone has")
-	return s
+	return &Service{db: d, hasher: NewHasher(opt.Params, opt.Concurrent), throttle: NewThrottle(opt.Now), now: opt.Now}
 }
 
 const (
@@ -239,6 +241,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 		`SELECT id, username, password_hash, is_admin, disabled, theme, created_at FROM users WHERE username = ?`,
 		username).Scan(&u.ID, &u.Username, &hash, &u.IsAdmin, &u.Disabled, &u.Theme, &created)
 	if errors.Is(err, sql.ErrNoRows) {
+		s.dummyOnce.Do(func() { s.dummyHash, _ = s.hasher.Hash(context.WithoutCancel(ctx), "not a password anyone has") })
 		_, _ = s.hasher.Verify(ctx, s.dummyHash, password)
 		s.throttle.Fail(acctKey, addrKey)
 		return User{}, ErrBadCredentials
