@@ -70,3 +70,13 @@
     if (event.key === "Escape" && app && app.classList.contains("drawer-open")) setDrawer(false);
   });
 })();
+
+// Installable: the worker caches the shell and the offline page. It is
+// served from /sw.js so that its scope is the whole site.
+if ("serviceWorker" in navigator && window.isSecureContext) {
+  window.addEventListener("load", () => {
+    navigator.serviceWorker.register("/sw.js").catch(() => {
+      // Not fatal: the app works without it, only offline is lost.
+    });
+  });
+}
