@@ -210,7 +210,15 @@
       });
 
       document.body.appendChild(dialog);
-      dialog.showModal();
+      try {
+        dialog.showModal();
+      } catch (err) {
+        // Never leave a caller (or an htmx request) waiting on a dialog
+        // that could not open: treat it as cancelled.
+        dialog.remove();
+        resolve(null);
+        return;
+      }
       // Focus the safest thing: the text to edit, or Cancel.
       if (input) {
         input.focus();
