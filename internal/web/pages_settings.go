@@ -21,6 +21,7 @@ type sessionRow struct {
 	ID        string
 	Current   bool
 	UserAgent string
+	Browser   string // "Firefox on Linux"
 	IP        string
 	LastSeen  time.Time
 	Created   time.Time
@@ -35,7 +36,7 @@ func (s *Server) settingsView(r *http.Request) (settingsView, error) {
 	v := settingsView{Layout: s.layout(r, "Settings"), Themes: auth.Themes, Errors: map[string]string{}}
 	for _, ss := range list {
 		v.Sessions = append(v.Sessions, sessionRow{ID: ss.ID, Current: cur != nil && ss.ID == cur.ID,
-			UserAgent: ss.UserAgent, IP: ss.IP, LastSeen: ss.LastSeenAt, Created: ss.CreatedAt})
+			UserAgent: ss.UserAgent, Browser: describeAgent(ss.UserAgent), IP: ss.IP, LastSeen: ss.LastSeenAt, Created: ss.CreatedAt})
 	}
 	v.Notice = noticeText(r.URL.Query().Get("done"))
 	return v, nil
