@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opt Options) 
 	if err := a.seedFromEnvironment(ctx); err != nil {
 		return nil, err
 	}
-	a.Auth = auth.New(a.DB, auth.Options{Params: opt.AuthParams})
+	a.Auth = auth.New(a.DB, auth.Options{Params: opt.AuthParams, Settings: a.Settings, Log: log})
 	a.Web, err = web.New(web.Deps{
 		Log: log, DB: a.DB, Auth: a.Auth, Settings: a.Settings, Version: opt.Version,
 		Dev: cfg.Dev, TemplatesDir: "internal/web/templates",

@@ -1,7 +1,12 @@
-// Package auth owns accounts and sessions: registering, signing in and out,
-// passwords (argon2id), server-side sessions, and slowing down guessing.
-// Later it also owns groups, permissions and quotas. It holds all SQL that
-// touches the users and sessions tables.
+// Package auth owns accounts and what they may do: registering, signing in
+// and out, passwords (argon2id), server-side sessions, slowing down
+// guessing, administering accounts, groups and their members, permissions
+// (a baseline widened by groups, never narrowed) and quotas, and the usage
+// those quotas are measured against. It holds all SQL that touches the
+// users, sessions, groups, group_members and usage tables.
+//
+// It decides; it does not enforce. Whether a reply may start or a file may
+// be attached is asked of it by the package doing that work.
 package auth
 
 import (
@@ -9,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -17,16 +23,53 @@ import (
 
 	"lembas/internal/db"
 	"lembas/internal/fault"
+	"lembas/internal/settings"
 )
 
 // User is an account.
 type User struct {
-	ID        string
-	Username  string
-	IsAdmin   bool
-	Disabled  bool
-	Theme     string // "" means the default theme
-	CreatedAt time.Time
+	ID       string
+	Username string
+	IsAdmin  bool
+	Disabled bool
+	Theme    string // "" means the default theme
+	// Timezone is an IANA zone name; "" means none chosen, and the
+	// browser's zone is used.
+	Timezone string
+	// DefaultModelID is the model new chats start with; "" means none.
+	// It is not checked against the models table, so it may name a model
+	// since deleted: read that as none.
+	DefaultModelID string
+	CreatedAt      time.Time
+}
+
+// userColumns are the columns a User is loaded from, in userRow.dest's
+// order. Every query that loads a User uses them, so a new field cannot be
+// loaded in one place and forgotten in another.
+func userColumns(alias string) string {
+	cols := []string{"id", "username", "is_admin", "disabled", "theme", "timezone", "default_model_id", "created_at"}
+	if alias != "" {
+		for i, c := range cols {
+			cols[i] = alias + "." + c
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// userRow is the scan target for userColumns.
+type userRow struct {
+	u       User
+	created int64
+}
+
+func (r *userRow) dest() []any {
+	return []any{&r.u.ID, &r.u.Username, &r.u.IsAdmin, &r.u.Disabled, &r.u.Theme,
+		&r.u.Timezone, &r.u.DefaultModelID, &r.created}
+}
+
+func (r *userRow) user() User {
+	r.u.CreatedAt = db.Time(r.created)
+	return r.u
 }
 
 // Themes are the built-in theme names.
@@ -42,9 +85,12 @@ func ValidTheme(name string) bool {
 	return false
 }
 
-// Service is the accounts and sessions API.
+// Service is the API for accounts, sessions, groups, permissions, quotas
+// and usage.
 type Service struct {
 	db       *db.DB
+	settings *settings.Store // nil: the permission baseline is the registry's defaults
+	log      *slog.Logger
 	hasher   *Hasher
 	throttle *Throttle
 	now      func() time.Time
@@ -61,6 +107,12 @@ type Options struct {
 	Params     Params
 	Now        func() time.Time
 	Concurrent int // hashes at once
+	// Settings holds the instance's permission baseline. Without it the
+	// baseline is the registry's defaults and SetBaseline refuses.
+	Settings *settings.Store
+	// Log receives what must not fail the caller (usage bookkeeping).
+	// Nil means slog.Default().
+	Log *slog.Logger
 }
 
 // New builds a Service.
@@ -74,7 +126,11 @@ func New(d *db.DB, opt Options) *Service {
 	if opt.Concurrent == 0 {
 		opt.Concurrent = 2
 	}
-	return &Service{db: d, hasher: NewHasher(opt.Params, opt.Concurrent), throttle: NewThrottle(opt.Now), now: opt.Now}
+	if opt.Log == nil {
+		opt.Log = slog.Default()
+	}
+	return &Service{db: d, settings: opt.Settings, log: opt.Log,
+		hasher: NewHasher(opt.Params, opt.Concurrent), throttle: NewThrottle(opt.Now), now: opt.Now}
 }
 
 const (
@@ -234,12 +290,11 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	if wait := s.throttle.Wait(acctKey, addrKey); wait > 0 {
 		return User{}, throttled(wait)
 	}
-	var u User
+	var row userRow
 	var hash string
-	var created int64
 	err := s.db.R.QueryRowContext(ctx,
-		`SELECT id, username, password_hash, is_admin, disabled, theme, created_at FROM users WHERE username = ?`,
-		username).Scan(&u.ID, &u.Username, &hash, &u.IsAdmin, &u.Disabled, &u.Theme, &created)
+		`SELECT password_hash, `+userColumns("")+` FROM users WHERE username = ?`,
+		username).Scan(append([]any{&hash}, row.dest()...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.dummyOnce.Do(func() { s.dummyHash, _ = s.hasher.Hash(context.WithoutCancel(ctx), "not a password anyone has") })
 		_, _ = s.hasher.Verify(ctx, s.dummyHash, password)
@@ -249,6 +304,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 	if err != nil {
 		return User{}, fmt.Errorf("auth: authenticate: %w", err)
 	}
+	u := row.user()
 	ok, err := s.hasher.Verify(ctx, hash, password)
 	if err != nil {
 		return User{}, fmt.Errorf("auth: authenticate %s: %w", u.ID, err)
@@ -261,7 +317,6 @@ func (s *Service) Authenticate(ctx context.Context, username, password, addr str
 		return User{}, ErrDisabled
 	}
 	s.throttle.Succeed(acctKey)
-	u.CreatedAt = db.Time(created)
 	return u, nil
 }
 
@@ -309,19 +364,16 @@ func (s *Service) SetTheme(ctx context.Context, userID, theme string) error {
 
 // UserByID loads one account.
 func (s *Service) UserByID(ctx context.Context, id string) (User, error) {
-	var u User
-	var created int64
+	var row userRow
 	err := s.db.R.QueryRowContext(ctx,
-		`SELECT id, username, is_admin, disabled, theme, created_at FROM users WHERE id = ?`, id).
-		Scan(&u.ID, &u.Username, &u.IsAdmin, &u.Disabled, &u.Theme, &created)
+		`SELECT `+userColumns("")+` FROM users WHERE id = ?`, id).Scan(row.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("auth: user %s: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return User{}, fmt.Errorf("auth: user %s: %w", id, err)
 	}
-	u.CreatedAt = db.Time(created)
-	return u, nil
+	return row.user(), nil
 }
 
 // CountUsers returns how many accounts exist.

@@ -12,6 +12,7 @@ import (
 
 	"lembas/internal/db"
 	"lembas/internal/fault"
+	"lembas/internal/settings"
 )
 
 // cheap keeps tests fast; the parameters are stored in each hash, so the
@@ -37,8 +38,12 @@ func newService(t *testing.T) (*Service, *clock) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	st, err := settings.Open(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	return New(d, Options{Params: cheap, Now: c.Now, Concurrent: 4}), c
+	return New(d, Options{Params: cheap, Now: c.Now, Concurrent: 4, Settings: st}), c
 }
 
 func TestHashVerify(t *testing.T) {

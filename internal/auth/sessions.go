@@ -72,27 +72,26 @@ func (s *Service) SessionUser(ctx context.Context, token string) (User, Session,
 	if token == "" {
 		return User{}, Session{}, ErrNoSession
 	}
-	var u User
+	var row userRow
 	var sess Session
-	var created, uCreated, seen, expires int64
+	var created, seen, expires int64
 	err := s.db.R.QueryRowContext(ctx,
-		`SELECT s.id, s.created_at, s.last_seen_at, s.expires_at, s.user_agent, s.ip,
-		        u.id, u.username, u.is_admin, u.disabled, u.theme, u.created_at
+		`SELECT s.id, s.created_at, s.last_seen_at, s.expires_at, s.user_agent, s.ip, `+userColumns("u")+`
 		 FROM sessions s JOIN users u ON u.id = s.user_id
 		 WHERE s.token_hash = ?`, hashToken(token)).
-		Scan(&sess.ID, &created, &seen, &expires, &sess.UserAgent, &sess.IP,
-			&u.ID, &u.Username, &u.IsAdmin, &u.Disabled, &u.Theme, &uCreated)
+		Scan(append([]any{&sess.ID, &created, &seen, &expires, &sess.UserAgent, &sess.IP}, row.dest()...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, Session{}, ErrNoSession
 	}
 	if err != nil {
 		return User{}, Session{}, fmt.Errorf("auth: session: %w", err)
 	}
+	u := row.user()
 	now := s.now()
 	if now.UnixMilli() >= expires || u.Disabled {
 		return User{}, Session{}, ErrNoSession
 	}
-	sess.UserID, u.CreatedAt = u.ID, db.Time(uCreated)
+	sess.UserID = u.ID
 	sess.CreatedAt, sess.LastSeenAt, sess.ExpiresAt = db.Time(created), db.Time(seen), db.Time(expires)
 	if now.Sub(sess.LastSeenAt) >= touchEvery {
 		sess.LastSeenAt, sess.ExpiresAt = now, now.Add(SessionLifetime)

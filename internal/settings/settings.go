@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -31,8 +32,9 @@ const (
 
 // Keys of the settings this version knows.
 const (
-	KeyInstanceName = "instance_name"
-	KeyAllowSignup  = "allow_signup"
+	KeyInstanceName       = "instance_name"
+	KeyAllowSignup        = "allow_signup"
+	KeyPermissionBaseline = "permission_baseline"
 )
 
 // General is the /admin/general group.
@@ -185,4 +187,45 @@ func (s *Store) save(ctx context.Context, values map[string]any) error {
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// PermissionBaseline returns the permissions every account holds before any
+// group widens them. The permission registry lives with accounts, which
+// this package must not import, so the caller passes its defaults in: they
+// are both the values of keys nobody has chosen and the list of keys that
+// exist. A stored key missing from defaults (a permission since removed)
+// is ignored.
+//
+// The setting is stored as one JSON object of key → bool holding the keys
+// an administrator chose, so a permission added later starts at its own
+// default rather than at whatever the last save implied.
+func (s *Store) PermissionBaseline(defaults map[string]bool) map[string]bool {
+	out := maps.Clone(defaults)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	var stored map[string]bool
+	s.mu.RLock()
+	s.decode(KeyPermissionBaseline, &stored)
+	s.mu.RUnlock()
+	for k, v := range stored {
+		if _, known := out[k]; known {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// SavePermissionBaseline stores an administrator's baseline. Only keys in
+// defaults are written, and the stored object is replaced whole, so a key
+// the code no longer knows is dropped here. A key of defaults that values
+// leaves out is not stored and keeps following its default.
+func (s *Store) SavePermissionBaseline(ctx context.Context, defaults, values map[string]bool) error {
+	chosen := make(map[string]bool, len(values))
+	for k, v := range values {
+		if _, known := defaults[k]; known {
+			chosen[k] = v
+		}
+	}
+	return s.save(ctx, map[string]any{KeyPermissionBaseline: chosen})
 }

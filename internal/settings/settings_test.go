@@ -71,3 +71,49 @@ func TestEmptyNameMeansDefault(t *testing.T) {
 		t.Fatalf("got %+v", g)
 	}
 }
+
+func TestPermissionBaseline(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db")
+	s, d := openStore(t, path)
+	defaults := map[string]bool{"chat.attachments": true, "chat.links": true}
+
+	got := s.PermissionBaseline(defaults)
+	if !got["chat.attachments"] || !got["chat.links"] || len(got) != 2 {
+		t.Fatalf("nothing stored: %v, want the defaults", got)
+	}
+	if s.Source(KeyPermissionBaseline) != FromDefault {
+		t.Fatalf("source = %s", s.Source(KeyPermissionBaseline))
+	}
+	// The result is a copy: changing it changes nothing stored or passed.
+	got["chat.links"] = false
+	if !defaults["chat.links"] || !s.PermissionBaseline(defaults)["chat.links"] {
+		t.Fatal("the returned map aliases the defaults")
+	}
+
+	// Unknown keys are not written.
+	err := s.SavePermissionBaseline(ctx, defaults, map[string]bool{"chat.links": false, "tools.gone": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	d.R.QueryRow(`SELECT value FROM settings WHERE key = ?`, KeyPermissionBaseline).Scan(&raw)
+	if raw != `{"chat.links":false}` {
+		t.Fatalf("stored %s", raw)
+	}
+	d.Close()
+
+	// After a restart, the choice holds; a key added to the registry since
+	// follows its own default; a stored key the code no longer knows is
+	// ignored.
+	s, d = openStore(t, path)
+	defer d.Close()
+	later := map[string]bool{"chat.links": true, "tools.fetch": true}
+	got = s.PermissionBaseline(later)
+	if got["chat.links"] || !got["tools.fetch"] || len(got) != 2 {
+		t.Fatalf("after restart: %v", got)
+	}
+	if s.Source(KeyPermissionBaseline) != FromAdmin {
+		t.Fatalf("source = %s", s.Source(KeyPermissionBaseline))
+	}
+}

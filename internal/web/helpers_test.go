@@ -41,7 +41,7 @@ func newSite(t *testing.T) *testSite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := auth.New(d, auth.Options{Params: cheapParams})
+	a := auth.New(d, auth.Options{Params: cheapParams, Settings: st})
 	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
