@@ -23,7 +23,8 @@
         headers: { "HX-Request": "true" },
         credentials: "same-origin",
       });
-      if (!res.ok) throw new Error(await res.text());
+      const text = await res.text();
+      if (!res.ok) throw new Error(text);
     } catch (err) {
       applyTheme(previous);
       if (window.lembas) window.lembas.notify("The theme could not be saved. " + (err.message || ""), "error");
