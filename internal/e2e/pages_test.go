@@ -24,12 +24,23 @@ func TestEveryPageLoadsClean(t *testing.T) {
 	s := startSite(t)
 	tb := s.openTab(t)
 	user := tb.registerFirstAccount(t)
+	group, err := s.app.Auth.CreateGroup(context.Background(), "Fellowship", "Nine walkers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.app.Auth.AddMember(context.Background(), group.ID, user.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	signedIn := []pageCase{
 		{path: "/", status: 200},
 		{path: "/settings", status: 200},
 		{path: "/admin", status: 200, lands: "/admin/general"},
 		{path: "/admin/general", status: 200},
+		{path: "/admin/users", status: 200},
+		{path: "/admin/users/" + user.ID, status: 200},
+		{path: "/admin/groups", status: 200},
+		{path: "/admin/groups/" + group.ID, status: 200},
 		{path: "/offline", status: 200},
 		{path: "/no-such-page", status: 404},
 	}

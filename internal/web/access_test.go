@@ -41,12 +41,39 @@ var accessCases = []accessCase{
 	{"GET /admin", "/admin", nil, 303, 403, 303},
 	{"GET /admin/general", "/admin/general", nil, 303, 403, 200},
 	{"POST /admin/general", "/admin/general", url.Values{"instance_name": {"Rivendell"}, "allow_signup": {"on"}}, 401, 403, 303},
+
+	// People. {user} and {group} are replaced with real ids; destructive
+	// actions aim at ids that do not exist, so the admin's answer (404)
+	// proves the guard let them through without changing anything.
+	{"GET /admin/users", "/admin/users?q=us", nil, 303, 403, 200},
+	{"POST /admin/users", "/admin/users", url.Values{"username": {"bad name"}}, 401, 403, 422},
+	{"GET /admin/users/{id}", "/admin/users/{user}", nil, 303, 403, 200},
+	{"POST /admin/users/{id}/admin", "/admin/users/missing/admin", url.Values{"admin": {"true"}}, 401, 403, 404},
+	{"POST /admin/users/{id}/disabled", "/admin/users/missing/disabled", url.Values{"disabled": {"true"}}, 401, 403, 404},
+	{"POST /admin/users/{id}/password", "/admin/users/{user}/password", url.Values{"password": {"short"}}, 401, 403, 422},
+	{"POST /admin/users/{id}/delete", "/admin/users/missing/delete", nil, 401, 403, 404},
+	{"POST /admin/permissions", "/admin/permissions", url.Values{"permissions": {"chat.links", "chat.attachments"}}, 401, 403, 303},
+	{"GET /admin/groups", "/admin/groups", nil, 303, 403, 200},
+	{"POST /admin/groups", "/admin/groups", url.Values{"name": {""}}, 401, 403, 422},
+	{"GET /admin/groups/{id}", "/admin/groups/{group}", nil, 303, 403, 200},
+	{"POST /admin/groups/{id}", "/admin/groups/{group}", url.Values{"name": {"Fellowship"}}, 401, 403, 303},
+	{"POST /admin/groups/{id}/permissions", "/admin/groups/{group}/permissions", url.Values{"permissions": {"chat.links"}}, 401, 403, 303},
+	{"POST /admin/groups/{id}/limits", "/admin/groups/{group}/limits", url.Values{"monthly_tokens": {"1000"}}, 401, 403, 303},
+	{"POST /admin/groups/{id}/members", "/admin/groups/{group}/members", url.Values{"username": {"nobody"}}, 401, 403, 422},
+	{"POST /admin/groups/{id}/members/{userID}/remove", "/admin/groups/{group}/members/{user}/remove", nil, 401, 403, 303},
+	{"POST /admin/groups/{id}/delete", "/admin/groups/missing/delete", nil, 401, 403, 404},
 }
 
 func TestEveryRouteChecksWhoIsAsking(t *testing.T) {
 	site := newSite(t)
 	admin, user, anon := site.people()
+	g, err := site.auth.CreateGroup(t.Context(), "Fellowship", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := strings.NewReplacer("{user}", userID(t, site, "user"), "{group}", g.ID)
 	for _, c := range accessCases {
+		c.path = ids.Replace(c.path)
 		for _, who := range []struct {
 			name string
 			b    *browser

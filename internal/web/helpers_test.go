@@ -121,3 +121,12 @@ func (s *testSite) people() (admin, user, anon *browser) {
 	user.register("user")
 	return admin, user, anon
 }
+
+func mustUser(t *testing.T, site *testSite, id string) auth.User {
+	t.Helper()
+	u, err := site.auth.UserByID(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

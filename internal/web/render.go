@@ -185,8 +185,9 @@ func (s *Server) execute(w http.ResponseWriter, status int, set, entry string, v
 
 func (s *Server) funcs() template.FuncMap {
 	return template.FuncMap{
-		"asset":   func(name string) (string, error) { return s.assets.url(name) },
-		"flavour": flavourLine,
+		"asset":     func(name string) (string, error) { return s.assets.url(name) },
+		"flavour":   flavourLine,
+		"hasPrefix": strings.HasPrefix,
 		"initial": func(name string) string {
 			for _, r := range name {
 				return strings.ToUpper(string(r))

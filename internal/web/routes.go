@@ -40,4 +40,23 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /admin", admin(s.adminIndex))
 	mux.Handle("GET /admin/general", admin(s.adminGeneralPage))
 	mux.Handle("POST /admin/general", admin(s.saveAdminGeneral))
+
+	mux.Handle("GET /admin/users", admin(s.adminUsersPage))
+	mux.Handle("POST /admin/users", admin(s.createUser))
+	mux.Handle("GET /admin/users/{id}", admin(s.adminUserPage))
+	mux.Handle("POST /admin/users/{id}/admin", admin(s.setUserAdmin))
+	mux.Handle("POST /admin/users/{id}/disabled", admin(s.setUserDisabled))
+	mux.Handle("POST /admin/users/{id}/password", admin(s.resetUserPassword))
+	mux.Handle("POST /admin/users/{id}/delete", admin(s.deleteUser))
+
+	mux.Handle("POST /admin/permissions", admin(s.saveBaseline))
+	mux.Handle("GET /admin/groups", admin(s.adminGroupsPage))
+	mux.Handle("POST /admin/groups", admin(s.createGroup))
+	mux.Handle("GET /admin/groups/{id}", admin(s.adminGroupPage))
+	mux.Handle("POST /admin/groups/{id}", admin(s.saveGroup))
+	mux.Handle("POST /admin/groups/{id}/permissions", admin(s.saveGroupPermissions))
+	mux.Handle("POST /admin/groups/{id}/limits", admin(s.saveGroupLimits))
+	mux.Handle("POST /admin/groups/{id}/members", admin(s.addGroupMember))
+	mux.Handle("POST /admin/groups/{id}/members/{userID}/remove", admin(s.removeGroupMember))
+	mux.Handle("POST /admin/groups/{id}/delete", admin(s.deleteGroup))
 }

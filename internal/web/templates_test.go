@@ -106,6 +106,21 @@ func TestEveryTemplateRenders(t *testing.T) {
 			Sources: map[string]settings.Source{"allow_signup": settings.FromEnv}, EnvNames: map[string]string{"allow_signup": "LEMBAS_ALLOW_SIGNUP"},
 			Errors: map[string]string{}}},
 	}
+	group := auth.Group{ID: "g1", Name: "Fellowship", Description: "Nine walkers", Grants: []string{"chat.links"}, Members: 2}
+	samples["pages/admin_users"] = []any{
+		adminUsersView{Layout: admin, Users: []auth.User{*admin.User, {ID: "u2", Username: "sam", Disabled: true}},
+			Pager: pager{Total: 120, Offset: 50, Limit: 50, Query: "s", Base: "/admin/users"}, Errors: map[string]string{"username": "x"}},
+		adminUsersView{Layout: admin, Pager: pager{Query: "zz", Base: "/admin/users"}, Errors: map[string]string{}},
+	}
+	samples["pages/admin_user"] = []any{adminUserView{Layout: admin, Subject: auth.User{ID: "u2", Username: "sam", Disabled: true, Timezone: "Europe/London"},
+		Groups: []auth.Group{group}, Explain: []auth.Explanation{{Permission: auth.Permissions()[0], On: true, Baseline: true, Groups: []string{"Fellowship"}}},
+		Limits: []limitRow{{Label: "Tokens a month", Value: "No limit"}}, Usage: auth.Usage{PromptTokens: 10, EstimatedTokens: 3},
+		Errors: map[string]string{"password": "x"}, Notice: "n", NoticeError: "e"}}
+	samples["pages/admin_groups"] = []any{adminGroupsView{Layout: admin, Groups: []auth.Group{group}, Permissions: auth.Permissions(),
+		Baseline: auth.Set{"chat.links": true}, Errors: map[string]string{}}}
+	samples["pages/admin_group"] = []any{adminGroupView{Layout: admin, Group: group, Members: []auth.User{*admin.User},
+		Permissions: auth.Permissions(), Granted: map[string]bool{"chat.links": true},
+		Axes: []limitField{{Key: "monthly_tokens", Label: "Tokens a month", Value: "5"}}, Errors: map[string]string{"monthly_tokens": "x", "form": "y"}}}
 	for _, name := range site.web.views.names() {
 		views, ok := samples[name]
 		if !ok {
