@@ -35,6 +35,7 @@ var accessCases = []accessCase{
 	{"GET /{$}", "/", nil, 303, 200, 200},
 	{"GET /settings", "/settings", nil, 303, 200, 200},
 	{"POST /settings/theme", "/settings/theme", url.Values{"theme": {"shire"}}, 401, 303, 303},
+	{"POST /settings/preferences", "/settings/preferences", url.Values{"timezone": {"Europe/Paris"}}, 401, 303, 303},
 	{"POST /settings/password", "/settings/password", url.Values{"current_password": {"wrong"}}, 401, 422, 422},
 	{"POST /settings/sessions/revoke-others", "/settings/sessions/revoke-others", nil, 401, 303, 303},
 	{"POST /settings/sessions/{id}/revoke", "/settings/sessions/not-a-session/revoke", nil, 401, 404, 404},

@@ -244,3 +244,27 @@ func userID(t *testing.T, site *testSite, username string) string {
 	}
 	return id
 }
+
+func TestPreferencesTimeZone(t *testing.T) {
+	site := newSite(t)
+	b := site.browser()
+	b.register("bilbo")
+	if r := b.get("/"); !strings.Contains(r.body, "data-zone-unset") {
+		t.Fatal("a person with no time zone is not offered the browser's")
+	}
+	// The browser stores its zone alone, with htmx's header: 204.
+	if r := b.post("/settings/preferences", url.Values{"timezone": {"Pacific/Auckland"}}, "HX-Request", "true"); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("store zone: %d", r.StatusCode)
+	}
+	r := b.get("/settings")
+	if strings.Contains(r.body, "data-zone-unset") || !strings.Contains(r.body, `value="Pacific/Auckland"`) {
+		t.Fatal("zone not stored")
+	}
+	if !strings.Contains(r.body, "NZ") {
+		t.Fatal("session times are not shown in the person's zone")
+	}
+	r = b.post("/settings/preferences", url.Values{"timezone": {"Middle/Earth"}})
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, `value="Middle/Earth"`) || !strings.Contains(r.body, "Choose a time zone") {
+		t.Fatalf("bad zone: %d", r.StatusCode)
+	}
+}

@@ -15,6 +15,9 @@ type settingsView struct {
 	Sessions []sessionRow
 	Errors   map[string]string
 	Notice   string
+	Prefs    struct {
+		Timezone string
+	}
 }
 
 type sessionRow struct {
@@ -39,6 +42,7 @@ func (s *Server) settingsView(r *http.Request) (settingsView, error) {
 			UserAgent: ss.UserAgent, Browser: describeAgent(ss.UserAgent), IP: ss.IP, LastSeen: ss.LastSeenAt, Created: ss.CreatedAt})
 	}
 	v.Notice = noticeText(r.URL.Query().Get("done"))
+	v.Prefs.Timezone = u.Timezone
 	return v, nil
 }
 
@@ -125,5 +129,44 @@ func (s *Server) revokeSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.Redirect(w, r, "/settings?done=session-revoked", http.StatusSeeOther)
+	return nil
+}
+
+// savePreferences stores the time zone (and, where the form carries one,
+// the default model). A field the form did not send keeps its value, so
+// the browser can store its detected zone alone.
+func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request) error {
+	if err := parseForm(w, r); err != nil {
+		return err
+	}
+	u := currentUser(r)
+	tz, model := u.Timezone, u.DefaultModelID
+	if _, ok := r.PostForm["timezone"]; ok {
+		tz = r.PostFormValue("timezone")
+	}
+	if _, ok := r.PostForm["default_model"]; ok {
+		model = r.PostFormValue("default_model")
+	}
+	err := s.auth.SetPreferences(r.Context(), u.ID, tz, model)
+	if fe, ok := fault.As(err); ok && fe.Field != "" {
+		if isHTMX(r) {
+			return err
+		}
+		v, verr := s.settingsView(r)
+		if verr != nil {
+			return verr
+		}
+		v.Errors[fe.Field] = fe.Message
+		v.Prefs.Timezone = tz
+		return s.page(w, http.StatusUnprocessableEntity, "settings", v)
+	}
+	if err != nil {
+		return err
+	}
+	if isHTMX(r) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	http.Redirect(w, r, "/settings?done=saved", http.StatusSeeOther)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"lembas/internal/auth"
 )
@@ -126,7 +127,22 @@ type Layout struct {
 	Brand   string
 	Version string
 	Path    string
+	// Zone is the person's time zone (UTC until they have one); times are
+	// converted only here, at display.
+	Zone *time.Location
 }
+
+// Local formats t in the person's time zone.
+func (l Layout) Local(t time.Time) string {
+	zone := l.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	return t.In(zone).Format("2 Jan 2006 15:04 MST")
+}
+
+// ZoneUnset says the browser should offer its time zone once.
+func (l Layout) ZoneUnset() bool { return l.User != nil && l.User.Timezone == "" }
 
 func (s *Server) layout(r *http.Request, title string) Layout {
 	u := currentUser(r)
@@ -137,7 +153,18 @@ func (s *Server) layout(r *http.Request, title string) Layout {
 		Brand:   s.settings.General().InstanceName,
 		Version: s.version,
 		Path:    r.URL.Path,
+		Zone:    zoneOf(u),
 	}
+}
+
+func zoneOf(u *auth.User) *time.Location {
+	if u == nil || u.Timezone == "" {
+		return time.UTC
+	}
+	if z, err := time.LoadLocation(u.Timezone); err == nil {
+		return z
+	}
+	return time.UTC
 }
 
 // themeCookie remembers a browser's theme for pages seen while signed out

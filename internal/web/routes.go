@@ -32,6 +32,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// Preferences.
 	mux.Handle("GET /settings", user(s.settingsPage))
 	mux.Handle("POST /settings/theme", user(s.saveTheme))
+	mux.Handle("POST /settings/preferences", user(s.savePreferences))
 	mux.Handle("POST /settings/password", user(s.changePassword))
 	mux.Handle("POST /settings/sessions/revoke-others", user(s.revokeOtherSessions))
 	mux.Handle("POST /settings/sessions/{id}/revoke", user(s.revokeSession))

@@ -81,3 +81,34 @@ if ("serviceWorker" in navigator && window.isSecureContext) {
     });
   });
 }
+
+// Time zones: a person who has not chosen one gets this browser's, stored
+// once; the preferences form offers the browser's list of zones.
+(function () {
+  "use strict";
+  let zone = "";
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  } catch (_) {
+    return;
+  }
+  if (zone && document.body.hasAttribute("data-zone-unset")) {
+    document.body.removeAttribute("data-zone-unset");
+    fetch("/settings/preferences", {
+      method: "POST",
+      body: new URLSearchParams({ timezone: zone }),
+      headers: { "HX-Request": "true" },
+      credentials: "same-origin",
+    }).then((res) => res.text()).catch(() => {});
+  }
+  const list = document.querySelector("[data-time-zone-list]");
+  if (list && typeof Intl.supportedValuesOf === "function") {
+    for (const name of Intl.supportedValuesOf("timeZone")) {
+      const option = document.createElement("option");
+      option.value = name;
+      list.appendChild(option);
+    }
+  }
+  const input = document.querySelector("input[data-time-zone]");
+  if (input && !input.value && zone) input.placeholder = zone;
+})();
