@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -49,10 +50,16 @@ func TestOpenWithWrongKeyIsAClearError(t *testing.T) {
 func TestOpenTamperedOrMalformed(t *testing.T) {
 	b := newBox(t)
 	sealed := b.Seal("hello")
-	flipped := []byte(sealed)
-	flipped[len(flipped)-2] ^= 1
+	// Alter one byte of the ciphertext, not of its base64 text, so the
+	// result is still well-formed and must fail authentication.
+	raw, err := base64.RawStdEncoding.DecodeString(strings.TrimPrefix(sealed, "v1:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-1] ^= 1
+	flipped := "v1:" + base64.RawStdEncoding.EncodeToString(raw)
 	cases := map[string]error{
-		string(flipped):         ErrWrongKey,
+		flipped:                 ErrWrongKey,
 		sealed[:len(sealed)-4]:  ErrWrongKey,
 		"plaintext":             ErrMalformed,
 		"v1:!!!":                ErrMalformed,
