@@ -17,8 +17,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"lembas/internal/auth"
+	"lembas/internal/catalog"
 	"lembas/internal/config"
 	"lembas/internal/db"
+	"lembas/internal/llm"
 	"lembas/internal/secret"
 	"lembas/internal/settings"
 	"lembas/internal/web"
@@ -32,6 +34,8 @@ type App struct {
 	Box      *secret.Box
 	Auth     *auth.Service
 	Settings *settings.Store
+	LLM      *llm.Client
+	Catalog  *catalog.Service
 	Web      *web.Server
 }
 
@@ -71,8 +75,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opt Options) 
 		return nil, err
 	}
 	a.Auth = auth.New(a.DB, auth.Options{Params: opt.AuthParams, Settings: a.Settings, Log: log})
+	a.LLM = llm.New(llm.Options{})
+	a.Catalog = catalog.New(a.DB, a.Box, catalog.Options{Lister: a.LLM, FilesDir: cfg.FilesDir(), Logger: log})
+	if cfg.OpenAIBaseURL != "" {
+		created, err := a.Catalog.SeedFromEnvironment(ctx, cfg.OpenAIBaseURL, cfg.OpenAIAPIKey)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			log.Info("added a connection from LEMBAS_OPENAI_BASE_URL", "url", cfg.OpenAIBaseURL)
+		}
+	}
 	a.Web, err = web.New(web.Deps{
-		Log: log, DB: a.DB, Auth: a.Auth, Settings: a.Settings, Version: opt.Version,
+		Log: log, DB: a.DB, Auth: a.Auth, Settings: a.Settings, Catalog: a.Catalog, Version: opt.Version,
 		Dev: cfg.Dev, TemplatesDir: "internal/web/templates",
 	})
 	if err != nil {
@@ -127,6 +142,15 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	})
 	g.Go(func() error { return a.Auth.RunSweeper(gctx, a.log) })
+	// Refresh every connection's models once, in the background: a dead
+	// or hanging endpoint must never hold up startup or a page, which read
+	// only what the last discovery stored.
+	g.Go(func() error {
+		if err := a.Catalog.RefreshAll(gctx); err != nil && gctx.Err() == nil {
+			a.log.Warn("refreshing models at startup", "err", err)
+		}
+		return nil
+	})
 
 	// Wait for the caller to stop us, or for a part to fail.
 	select {

@@ -43,6 +43,31 @@ var accessCases = []accessCase{
 	{"GET /admin/general", "/admin/general", nil, 303, 403, 200},
 	{"POST /admin/general", "/admin/general", url.Values{"instance_name": {"Rivendell"}, "allow_signup": {"on"}}, 401, 403, 303},
 
+	// Connections and models. {conn} and {model} are a real connection to
+	// a fake upstream and one of its models.
+	{"GET /admin/connections", "/admin/connections", nil, 303, 403, 200},
+	{"POST /admin/connections", "/admin/connections", url.Values{"name": {""}}, 401, 403, 422},
+	{"GET /admin/connections/{id}", "/admin/connections/{conn}", nil, 303, 403, 200},
+	{"POST /admin/connections/{id}", "/admin/connections/{conn}", url.Values{"name": {""}}, 401, 403, 422},
+	{"POST /admin/connections/{id}/test", "/admin/connections/{conn}/test", nil, 401, 403, 303},
+	{"POST /admin/connections/{id}/discover", "/admin/connections/{conn}/discover", nil, 401, 403, 303},
+	{"POST /admin/connections/{id}/enabled", "/admin/connections/missing/enabled", url.Values{"enabled": {"false"}}, 401, 403, 404},
+	{"POST /admin/connections/{id}/delete", "/admin/connections/missing/delete", nil, 401, 403, 404},
+	{"GET /admin/models", "/admin/models?tab=enabled", nil, 303, 403, 200},
+	{"POST /admin/models/bulk", "/admin/models/bulk", url.Values{"action": {"enable"}, "id": {"{model}"}}, 401, 403, 303},
+	{"POST /admin/models/reorder", "/admin/models/reorder", url.Values{"id": {"{model}"}}, 401, 403, 303},
+	{"GET /admin/models/{id}/edit", "/admin/models/{model}/edit", nil, 303, 403, 200},
+	{"POST /admin/models/{id}", "/admin/models/{model}", url.Values{"temperature": {"9"}}, 401, 403, 422},
+	{"POST /admin/models/{id}/groups", "/admin/models/missing/groups", nil, 401, 403, 404},
+	{"POST /admin/models/{id}/avatar", "/admin/models/{model}/avatar", url.Values{}, 401, 403, 422},
+	{"POST /admin/models/{id}/avatar/delete", "/admin/models/missing/avatar/delete", nil, 401, 403, 404},
+	{"POST /admin/models/{id}/pin", "/admin/models/{model}/pin", url.Values{"on": {"true"}}, 401, 403, 303},
+	{"POST /admin/models/{id}/enabled", "/admin/models/{model}/enabled", url.Values{"on": {"true"}}, 401, 403, 303},
+	{"POST /admin/models/{id}/hidden", "/admin/models/{model}/hidden", url.Values{"on": {"false"}}, 401, 403, 303},
+	{"POST /admin/models/{id}/default", "/admin/models/{model}/default", url.Values{"on": {"true"}}, 401, 403, 303},
+	{"POST /admin/models/{id}/move", "/admin/models/{model}/move", url.Values{"direction": {"up"}}, 401, 403, 303},
+	{"GET /models/{id}/avatar", "/models/{model}/avatar", nil, 303, 404, 404},
+
 	// People. {user} and {group} are replaced with real ids; destructive
 	// actions aim at ids that do not exist, so the admin's answer (404)
 	// proves the guard let them through without changing anything.
@@ -72,9 +97,19 @@ func TestEveryRouteChecksWhoIsAsking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := strings.NewReplacer("{user}", userID(t, site, "user"), "{group}", g.ID)
+	conn, model := site.fakeConnection(t, "Fake")
+	ids := strings.NewReplacer("{user}", userID(t, site, "user"), "{group}", g.ID, "{conn}", conn, "{model}", model)
 	for _, c := range accessCases {
 		c.path = ids.Replace(c.path)
+		if c.form != nil {
+			form := url.Values{}
+			for k, vs := range c.form {
+				for _, v := range vs {
+					form.Add(k, ids.Replace(v))
+				}
+			}
+			c.form = form
+		}
 		for _, who := range []struct {
 			name string
 			b    *browser

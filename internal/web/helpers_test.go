@@ -13,7 +13,11 @@ import (
 	"testing"
 
 	"lembas/internal/auth"
+	"lembas/internal/catalog"
 	"lembas/internal/db"
+	"lembas/internal/llm"
+	"lembas/internal/llm/llmtest"
+	"lembas/internal/secret"
 	"lembas/internal/settings"
 )
 
@@ -28,6 +32,7 @@ type testSite struct {
 	db       *db.DB
 	auth     *auth.Service
 	settings *settings.Store
+	catalog  *catalog.Service
 }
 
 func newSite(t *testing.T) *testSite {
@@ -42,13 +47,16 @@ func newSite(t *testing.T) *testSite {
 		t.Fatal(err)
 	}
 	a := auth.New(d, auth.Options{Params: cheapParams, Settings: st})
-	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Version: "test"})
+	key, _ := secret.ParseKey(secret.NewKey())
+	box, _ := secret.New(key)
+	cat := catalog.New(d, box, catalog.Options{Lister: llm.New(llm.Options{}), FilesDir: t.TempDir()})
+	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Catalog: cat, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { srv.Close(); d.Close() })
-	return &testSite{Server: srv, t: t, web: s, db: d, auth: a, settings: st}
+	return &testSite{Server: srv, t: t, web: s, db: d, auth: a, settings: st, catalog: cat}
 }
 
 // browser is a client with its own cookie jar that does not follow
@@ -129,4 +137,27 @@ func mustUser(t *testing.T, site *testSite, id string) auth.User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// fakeConnection adds a connection to a fake upstream listing two models,
+// discovers them, and returns the connection's id and the first model's.
+func (s *testSite) fakeConnection(t *testing.T, name string, specs ...llmtest.ModelSpec) (connID, modelID string) {
+	t.Helper()
+	up := llmtest.NewServer(t)
+	if len(specs) == 0 {
+		specs = []llmtest.ModelSpec{{ID: "alpha-7b"}, {ID: "beta-13b"}}
+	}
+	up.SetModels(llmtest.ShapeOpenAI, specs...)
+	c, err := s.catalog.CreateConnection(t.Context(), catalog.ConnectionForm{Name: name, BaseURL: up.URL, Timeout: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.catalog.Discover(t.Context(), c.ID); err != nil || res.Err != nil {
+		t.Fatalf("discover: %v %v", err, res.Err)
+	}
+	models, _, err := s.catalog.ListModels(t.Context(), catalog.Filter{ConnectionID: c.ID})
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no models: %v", err)
+	}
+	return c.ID, models[0].ID
 }

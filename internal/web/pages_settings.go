@@ -2,9 +2,11 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"lembas/internal/auth"
+	"lembas/internal/catalog"
 	"lembas/internal/fault"
 )
 
@@ -18,6 +20,7 @@ type settingsView struct {
 	Prefs    struct {
 		Timezone string
 	}
+	ModelPicker pickerView
 }
 
 type sessionRow struct {
@@ -43,6 +46,9 @@ func (s *Server) settingsView(r *http.Request) (settingsView, error) {
 	}
 	v.Notice = noticeText(r.URL.Query().Get("done"))
 	v.Prefs.Timezone = u.Timezone
+	if v.ModelPicker, err = s.pickerFor(r, *u, "default_model", u.DefaultModelID, "The instance default"); err != nil {
+		return settingsView{}, err
+	}
 	return v, nil
 }
 
@@ -147,7 +153,20 @@ func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := r.PostForm["default_model"]; ok {
 		model = r.PostFormValue("default_model")
 	}
-	err := s.auth.SetPreferences(r.Context(), u.ID, tz, model)
+	// Only a model this person may pick can be their default.
+	var err error
+	if model != "" && model != u.DefaultModelID {
+		models, verr := s.catalog.VisibleTo(r.Context(), *u)
+		if verr != nil {
+			return verr
+		}
+		if !slices.ContainsFunc(models, func(m catalog.PickerModel) bool { return m.ID == model }) {
+			err = fault.Field("default_model_id", "Choose a model from the list.")
+		}
+	}
+	if err == nil {
+		err = s.auth.SetPreferences(r.Context(), u.ID, tz, model)
+	}
 	if fe, ok := fault.As(err); ok && fe.Field != "" {
 		if isHTMX(r) {
 			return err

@@ -58,7 +58,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) error {
 // files' fingerprint, so a new release replaces the old shell.
 func (s *Server) serviceWorker(w http.ResponseWriter, r *http.Request) error {
 	var shell []string
-	for _, name := range []string{"css/tokens.css", "css/app.css", "js/ui.js", "js/app.js",
+	for _, name := range []string{"css/tokens.css", "css/app.css", "js/ui.js", "js/app.js", "js/picker.js",
 		"vendor/htmx/htmx.min.js", "vendor/htmx/hx-sse.min.js", "img/mark.svg", "img/favicon.svg"} {
 		u, err := s.assets.url(name)
 		if err != nil {

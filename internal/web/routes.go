@@ -29,6 +29,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// The app.
 	mux.Handle("GET /{$}", user(s.homePage))
 
+	mux.Handle("GET /models/{id}/avatar", user(s.modelAvatar))
+
 	// Preferences.
 	mux.Handle("GET /settings", user(s.settingsPage))
 	mux.Handle("POST /settings/theme", user(s.saveTheme))
@@ -41,6 +43,29 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /admin", admin(s.adminIndex))
 	mux.Handle("GET /admin/general", admin(s.adminGeneralPage))
 	mux.Handle("POST /admin/general", admin(s.saveAdminGeneral))
+
+	mux.Handle("GET /admin/connections", admin(s.adminConnectionsPage))
+	mux.Handle("POST /admin/connections", admin(s.createConnection))
+	mux.Handle("GET /admin/connections/{id}", admin(s.adminConnectionPage))
+	mux.Handle("POST /admin/connections/{id}", admin(s.saveConnection))
+	mux.Handle("POST /admin/connections/{id}/test", admin(s.testConnection))
+	mux.Handle("POST /admin/connections/{id}/discover", admin(s.discoverConnection))
+	mux.Handle("POST /admin/connections/{id}/enabled", admin(s.setConnectionEnabled))
+	mux.Handle("POST /admin/connections/{id}/delete", admin(s.deleteConnection))
+
+	mux.Handle("GET /admin/models", admin(s.adminModelsPage))
+	mux.Handle("POST /admin/models/bulk", admin(s.bulkModels))
+	mux.Handle("POST /admin/models/reorder", admin(s.reorderModels))
+	mux.Handle("GET /admin/models/{id}/edit", admin(s.adminModelPage))
+	mux.Handle("POST /admin/models/{id}", admin(s.saveModel))
+	mux.Handle("POST /admin/models/{id}/groups", admin(s.saveModelGroups))
+	mux.Handle("POST /admin/models/{id}/avatar", admin(s.uploadModelAvatar))
+	mux.Handle("POST /admin/models/{id}/avatar/delete", admin(s.deleteModelAvatar))
+	mux.Handle("POST /admin/models/{id}/pin", admin(s.pinModel))
+	mux.Handle("POST /admin/models/{id}/enabled", admin(s.enableModel))
+	mux.Handle("POST /admin/models/{id}/hidden", admin(s.hideModel))
+	mux.Handle("POST /admin/models/{id}/default", admin(s.defaultModel))
+	mux.Handle("POST /admin/models/{id}/move", admin(s.moveModel))
 
 	mux.Handle("GET /admin/users", admin(s.adminUsersPage))
 	mux.Handle("POST /admin/users", admin(s.createUser))

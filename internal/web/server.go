@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"lembas/internal/auth"
+	"lembas/internal/catalog"
 	"lembas/internal/db"
 	"lembas/internal/fault"
 	"lembas/internal/settings"
@@ -23,6 +24,7 @@ type Deps struct {
 	DB       *db.DB
 	Auth     *auth.Service
 	Settings *settings.Store
+	Catalog  *catalog.Service
 	Version  string
 	// Dev reads templates from TemplatesDir on every render.
 	Dev          bool
@@ -35,6 +37,7 @@ type Server struct {
 	db       *db.DB
 	auth     *auth.Service
 	settings *settings.Store
+	catalog  *catalog.Service
 	version  string
 	views    *views
 	assets   *assets
@@ -52,7 +55,7 @@ func New(d Deps) (*Server, error) {
 	if d.Dev && d.TemplatesDir != "" {
 		tfs = dirFS(d.TemplatesDir)
 	}
-	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, settings: d.Settings, version: d.Version,
+	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, settings: d.Settings, catalog: d.Catalog, version: d.Version,
 		assets: as, started: time.Now()}
 	s.views, err = newViews(tfs, s.funcs(), d.Dev)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lembas/internal/auth"
+	"lembas/internal/catalog"
 	"lembas/internal/settings"
 )
 
@@ -121,6 +122,38 @@ func TestEveryTemplateRenders(t *testing.T) {
 	samples["pages/admin_group"] = []any{adminGroupView{Layout: admin, Group: group, Members: []auth.User{*admin.User},
 		Permissions: auth.Permissions(), Granted: map[string]bool{"chat.links": true},
 		Axes: []limitField{{Key: "monthly_tokens", Label: "Tokens a month", Value: "5"}}, Errors: map[string]string{"monthly_tokens": "x", "form": "y"}}}
+	conn := catalog.Connection{ID: "c1", Name: "Ollama", BaseURL: "http://localhost:11434/v1", HasKey: true, KeyMask: "••••••••abcd",
+		HeaderNames: []string{"HTTP-Referer"}, Enabled: true, LastStatus: "error", LastError: "Could not connect.", LastCheckedAt: now,
+		FromEnvironment: true, ModelCount: 2, KeyUnreadable: true}
+	temp, maxTok := 0.7, 4096
+	model := catalog.Model{ID: "m1", ConnectionID: "c1", ConnectionName: "Ollama", UpstreamName: "llama3:8b", DisplayName: "Llama",
+		Enabled: true, Pinned: true, IsDefault: true, Available: false, Hidden: true, Caps: catalog.Caps{Vision: true, Reasoning: true},
+		CapsSource: catalog.SourceUpstream, ContextLength: 8192, ContextLengthSource: catalog.SourceAdmin, Temperature: &temp, MaxTokens: &maxTok,
+		Effort: "off", UpstreamDescription: "A model", PromptPrice: "0.000001", CompletionPrice: "0.000002", Restricted: true}
+	samples["pages/admin_connections"] = []any{
+		adminConnectionsView{Layout: admin, Connections: []catalog.Connection{conn, {ID: "c2", Name: "x", LastStatus: "ok"}, {ID: "c3"}},
+			Form: catalog.ConnectionForm{Timeout: "10"}, Errors: map[string]string{"base_url": "x"}},
+		adminConnectionsView{Layout: admin, Errors: map[string]string{}},
+	}
+	samples["pages/admin_connection"] = []any{adminConnectionView{Layout: admin, Conn: conn, Form: catalog.ConnectionForm{Name: "Ollama"},
+		Status: statusOfConnection(conn), Errors: map[string]string{"headers": "x"}, Notice: "n"}}
+	samples["fragments/connection_status"] = []any{statusOfConnection(conn), statusOfConnection(catalog.Connection{})}
+	samples["pages/admin_models"] = []any{
+		adminModelsView{Layout: admin, Models: []catalog.Model{model, {ID: "m2", UpstreamName: "b", Enabled: true, Available: true, ConnectionEnabled: true}},
+			Pager: pager{Total: 60, Limit: 50, Base: "/admin/models"}, Connections: []catalog.Connection{conn}, Caps: []string{"vision"},
+			Tabs: []modelTab{{Key: "all", Label: "All", Current: true, URL: "/admin/models"}}, Back: "/admin/models"},
+		adminModelsView{Layout: admin, Filter: catalog.Filter{Query: "zz"}},
+	}
+	samples["pages/admin_model"] = []any{
+		adminModelView{Layout: admin, Model: model, Form: catalog.FormOf(model), Efforts: catalog.Efforts(),
+			Groups: []groupChoice{{ID: "g1", Name: "Fellowship", Chosen: true}}, Errors: map[string]string{"temperature": "x", "form": "y"}},
+		adminModelView{Layout: admin, Model: catalog.Model{ID: "m2", UpstreamName: "b"}, Errors: map[string]string{}},
+	}
+	picker := pickerView{Name: "default_model", Empty: "The instance default", Models: []catalog.PickerModel{
+		{ID: "m1", Name: "Llama", Description: "Fast", Badges: []string{"vision"}, AvatarURL: "/models/m1/avatar?v=1"}, {ID: "m2", Name: "Beta"}}}
+	picker.Selected = picker.Models[1]
+	samples["pages/settings"] = append(samples["pages/settings"], settingsView{Layout: admin, Errors: map[string]string{}, ModelPicker: picker},
+		settingsView{Layout: admin, Errors: map[string]string{}, ModelPicker: pickerView{Name: "x"}})
 	for _, name := range site.web.views.names() {
 		views, ok := samples[name]
 		if !ok {

@@ -370,7 +370,7 @@ var textPairs = []struct {
 	why string
 }{
 	{"--ink", append(surfaces[:len(surfaces):len(surfaces)], "--accent-soft", "--highlight-soft", "--danger-soft"), "body text, labels, notices, badges"},
-	{"--ink-muted", surfaces, "hints, meta lines, quiet buttons"},
+	{"--ink-muted", append(surfaces[:len(surfaces):len(surfaces)], "--accent-soft"), "hints, meta lines, quiet buttons, a picker option's description under the pointer"},
 	{"--ink-faint", surfaces, "placeholders, the empty sidebar"},
 	{"--accent", []string{"--bg", "--surface-1", "--surface-2", "--surface-3"}, "links"},
 	{"--accent-ink", []string{"--accent", "--accent-hover"}, "primary button text"},
