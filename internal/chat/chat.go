@@ -87,8 +87,11 @@ func (c Chat) DisplayTitle() string {
 
 // Metrics describe one reply. Nil counts are unknown.
 type Metrics struct {
-	PromptTokens     *int
+	PromptTokens     *int // every request of the reply, added up: what it cost
 	CompletionTokens *int
+	// ContextTokens is what the conversation occupies after the reply:
+	// the last request's prompt plus what it wrote.
+	ContextTokens *int
 	// Estimated means the counts were estimated (four characters to a
 	// token) because the server reported none: shown with "~".
 	Estimated     bool
@@ -169,14 +172,14 @@ func scanChat(sc scanner) (Chat, error) {
 }
 
 const messageColumns = `id, chat_id, role, content, html, reasoning, reasoning_ms, status, error, model_id, model_name,
-	prompt_tokens, completion_tokens, tokens_estimated, context_length, ttft_ms, duration_ms, created_at, updated_at`
+	prompt_tokens, completion_tokens, context_tokens, tokens_estimated, context_length, ttft_ms, duration_ms, created_at, updated_at`
 
 func scanMessage(sc scanner) (Message, error) {
 	var m Message
-	var prompt, completion, ttft, duration sql.NullInt64
+	var prompt, completion, contextTokens, ttft, duration sql.NullInt64
 	var created, updated int64
 	if err := sc.Scan(&m.ID, &m.ChatID, &m.Role, &m.Content, &m.HTML, &m.Reasoning, &m.ReasoningMS, &m.Status, &m.Error,
-		&m.ModelID, &m.ModelName, &prompt, &completion, &m.Metrics.Estimated, &m.Metrics.ContextLength, &ttft, &duration,
+		&m.ModelID, &m.ModelName, &prompt, &completion, &contextTokens, &m.Metrics.Estimated, &m.Metrics.ContextLength, &ttft, &duration,
 		&created, &updated); err != nil {
 		return Message{}, err
 	}
@@ -187,6 +190,10 @@ func scanMessage(sc scanner) (Message, error) {
 	if completion.Valid {
 		n := int(completion.Int64)
 		m.Metrics.CompletionTokens = &n
+	}
+	if contextTokens.Valid {
+		n := int(contextTokens.Int64)
+		m.Metrics.ContextTokens = &n
 	}
 	if ttft.Valid {
 		m.Metrics.TTFT = &ttft.Int64

@@ -267,7 +267,7 @@ func (s *Service) ResetReply(ctx context.Context, userID, chatID, messageID, mod
 		now := s.now().UnixMilli()
 		if _, err := tx.ExecContext(ctx,
 			`UPDATE messages SET content = '', html = '', reasoning = '', reasoning_ms = 0, status = 'streaming', error = '',
-			 model_id = ?, model_name = ?, prompt_tokens = NULL, completion_tokens = NULL, tokens_estimated = 0,
+			 model_id = ?, model_name = ?, prompt_tokens = NULL, completion_tokens = NULL, context_tokens = NULL, tokens_estimated = 0,
 			 context_length = 0, ttft_ms = NULL, duration_ms = NULL, updated_at = ? WHERE id = ?`,
 			modelID, modelName, now, messageID); err != nil {
 			return err
@@ -309,10 +309,10 @@ func (s *Service) Finish(ctx context.Context, messageID string, f Final) (ok boo
 	now := s.now().UnixMilli()
 	res, err := s.db.W.ExecContext(ctx,
 		`UPDATE messages SET content = ?, html = ?, reasoning = ?, reasoning_ms = ?, status = ?, error = ?,
-		 prompt_tokens = ?, completion_tokens = ?, tokens_estimated = ?, context_length = ?, ttft_ms = ?, duration_ms = ?,
+		 prompt_tokens = ?, completion_tokens = ?, context_tokens = ?, tokens_estimated = ?, context_length = ?, ttft_ms = ?, duration_ms = ?,
 		 updated_at = ? WHERE id = ? AND status = 'streaming'`,
 		f.Content, f.HTML, f.Reasoning, f.ReasoningMS, f.Status, f.Error,
-		nullable(f.Metrics.PromptTokens), nullable(f.Metrics.CompletionTokens), f.Metrics.Estimated, f.Metrics.ContextLength,
+		nullable(f.Metrics.PromptTokens), nullable(f.Metrics.CompletionTokens), nullable(f.Metrics.ContextTokens), f.Metrics.Estimated, f.Metrics.ContextLength,
 		nullable(f.Metrics.TTFT), nullable(f.Metrics.Duration), now, messageID)
 	if err != nil {
 		return false, fmt.Errorf("chat: finish %s: %w", messageID, err)

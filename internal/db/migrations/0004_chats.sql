@@ -51,6 +51,9 @@ CREATE TABLE messages (
     -- Metrics; NULL when unknown.
     prompt_tokens     INTEGER,
     completion_tokens INTEGER,
+    -- What the conversation occupies after this reply: the last request's
+    -- prompt plus what it wrote.
+    context_tokens    INTEGER,
     tokens_estimated  INTEGER NOT NULL DEFAULT 0 CHECK (tokens_estimated IN (0, 1)),
     context_length    INTEGER NOT NULL DEFAULT 0,
     ttft_ms           INTEGER,
