@@ -18,9 +18,12 @@ import (
 
 	"lembas/internal/auth"
 	"lembas/internal/catalog"
+	"lembas/internal/chat"
 	"lembas/internal/config"
 	"lembas/internal/db"
 	"lembas/internal/llm"
+	"lembas/internal/render"
+	"lembas/internal/reply"
 	"lembas/internal/secret"
 	"lembas/internal/settings"
 	"lembas/internal/web"
@@ -36,6 +39,8 @@ type App struct {
 	Settings *settings.Store
 	LLM      *llm.Client
 	Catalog  *catalog.Service
+	Chats    *chat.Service
+	Replies  *reply.Registry
 	Web      *web.Server
 }
 
@@ -86,9 +91,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opt Options) 
 			log.Info("added a connection from LEMBAS_OPENAI_BASE_URL", "url", cfg.OpenAIBaseURL)
 		}
 	}
+	a.Chats = chat.New(a.DB, nil)
+	// Nothing is writing a reply that was in flight when the last process
+	// stopped: it keeps what it had, marked interrupted, with Regenerate.
+	if n, err := a.Chats.MarkInterrupted(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Info("replies interrupted by the last stop", "count", n)
+	}
+	a.Replies = reply.New(reply.Deps{
+		Chats: a.Chats, Catalog: a.Catalog, Auth: a.Auth, Streamer: a.LLM, Log: log,
+		NewRenderer:    func() reply.Renderer { return new(render.Stream) },
+		RenderMarkdown: render.Markdown,
+		InstancePrompt: a.Settings.SystemPrompt,
+	})
 	a.Web, err = web.New(web.Deps{
-		Log: log, DB: a.DB, Auth: a.Auth, Settings: a.Settings, Catalog: a.Catalog, Version: opt.Version,
-		Dev: cfg.Dev, TemplatesDir: "internal/web/templates",
+		Log: log, DB: a.DB, Auth: a.Auth, Settings: a.Settings, Catalog: a.Catalog, Chats: a.Chats, Replies: a.Replies,
+		Version: opt.Version,
+		Dev:     cfg.Dev, TemplatesDir: "internal/web/templates",
 	})
 	if err != nil {
 		return nil, err
@@ -130,6 +150,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		// Request contexts are not derived from ctx: a reply stream must
 		// end through its own path, not because shutdown began.
 	}
+	srv.RegisterOnShutdown(a.Web.Close)
 	background, stopBackground := context.WithCancel(context.Background())
 	defer stopBackground()
 
@@ -142,6 +163,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	})
 	g.Go(func() error { return a.Auth.RunSweeper(gctx, a.log) })
+	g.Go(func() error { return a.Replies.Run(gctx) })
 	// Refresh every connection's models once, in the background: a dead
 	// or hanging endpoint must never hold up startup or a page, which read
 	// only what the last discovery stored.

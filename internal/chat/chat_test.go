@@ -302,6 +302,10 @@ func TestMakeTitle(t *testing.T) {
 	if _, source := MakeTitle(ctx, fc, llm.Endpoint{}, "m", "x", ""); source != "prompt" {
 		t.Fatal("a reply that was all thinking became a title")
 	}
+	fc = &fakeCompleter{content: "## **Lembas** is `waybread`\nmore"}
+	if title, _ := MakeTitle(ctx, fc, llm.Endpoint{}, "m", "x", ""); title != "Lembas is waybread" {
+		t.Fatalf("markdown in a title: %q", title)
+	}
 	long := strings.Repeat("word ", 40)
 	if got := PromptTitle(long); len([]rune(got)) > 61 || !strings.HasSuffix(got, "…") {
 		t.Fatalf("long prompt title %q", got)

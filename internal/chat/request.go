@@ -164,7 +164,9 @@ func cleanTitle(s string) string {
 			continue
 		}
 		line = strings.TrimPrefix(strings.TrimPrefix(line, "Title:"), "title:")
-		line = strings.Trim(strings.TrimSpace(line), "\"'`*#“”‘’ ")
+		// Markdown emphasis and code marks are not part of a title.
+		line = strings.NewReplacer("**", "", "__", "", "`", "").Replace(line)
+		line = strings.Trim(strings.TrimSpace(line), "\"'*_#“”‘’ ")
 		line = strings.TrimRight(line, ".")
 		if line == "" {
 			continue

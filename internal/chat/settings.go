@@ -21,6 +21,10 @@ const MaxSystemPrompt = 20_000
 // Rename sets a chat's title as the person chose it; an automatic title
 // never replaces it afterwards.
 func (s *Service) Rename(ctx context.Context, userID, chatID, title string) (Chat, error) {
+	// Another account's chat is not found, whatever the title says.
+	if _, err := s.Get(ctx, userID, chatID); err != nil {
+		return Chat{}, err
+	}
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
 		return Chat{}, fault.Field("title", "A title cannot be empty.")

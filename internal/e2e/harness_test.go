@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"lembas/internal/app"
 	"lembas/internal/auth"
@@ -76,9 +79,10 @@ func startSite(t *testing.T) *site {
 // tab is one browser tab, in a browser context of its own (own cookies),
 // with everything the page complains about collected in rec.
 type tab struct {
-	site *site
-	ctx  context.Context // the tab, bounded by tabTimeout
-	rec  *recorder
+	site  *site
+	ctx   context.Context // the tab, bounded by tabTimeout
+	rec   *recorder
+	close func() // closes the tab; safe to call more than once
 }
 
 // openTab opens a tab on s at 1280×800. When the test ends, whatever the
@@ -114,13 +118,18 @@ func (s *site) openTab(t *testing.T) *tab {
 	})
 
 	ctx, cancel := context.WithTimeout(tabCtx, tabTimeout)
-	tb := &tab{site: s, ctx: ctx, rec: rec}
+	var once sync.Once
+	tb := &tab{site: s, ctx: ctx, rec: rec, close: func() {
+		once.Do(func() {
+			cancel()
+			closeTab()
+		})
+	}}
 	t.Cleanup(func() {
 		if ctx.Err() == nil {
 			tb.assertClean(t)
 		}
-		cancel()
-		closeTab()
+		tb.close()
 		wg.Wait()
 	})
 	tb.resize(t, 1280, 800)
@@ -215,6 +224,65 @@ func (tb *tab) clickAndLoad(t *testing.T, css string) int64 {
 		t.Fatalf("click %s: no page loaded", css)
 	}
 	return resp.Status
+}
+
+// clickFoundAndLoad clicks the element a JavaScript expression finds,
+// waits for the page it leads to and returns that document's status.
+func (tb *tab) clickFoundAndLoad(t *testing.T, what, expr string) int64 {
+	t.Helper()
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.JSPath(expr)))
+	if err != nil {
+		t.Fatalf("click %s and wait for the next page: %v", what, err)
+	}
+	if resp == nil {
+		t.Fatalf("click %s: no page loaded", what)
+	}
+	return resp.Status
+}
+
+// press types keys into whatever has the focus, as a person at the
+// keyboard does; kb names the special keys (kb.ArrowDown, kb.Enter …).
+func (tb *tab) press(t *testing.T, keys string) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, keyPresses(keys)); err != nil {
+		t.Fatalf("press %q: %v", keys, err)
+	}
+}
+
+// Modifier keys for pressWith, as the DevTools protocol numbers them.
+const (
+	modAlt   int64 = 1
+	modCtrl  int64 = 2
+	modMeta  int64 = 4
+	modShift int64 = 8
+)
+
+// pressWith presses keys while holding modifiers (modShift, modCtrl …).
+func (tb *tab) pressWith(t *testing.T, modifiers int64, keys string) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, modifiedKeyPresses(modifiers, keys)); err != nil {
+		t.Fatalf("press %q with modifiers %d: %v", keys, modifiers, err)
+	}
+}
+
+// pressAndLoad presses keys that lead to another page, waits for it and
+// returns that document's status.
+func (tb *tab) pressAndLoad(t *testing.T, keys string) int64 {
+	t.Helper()
+	resp, err := chromedp.RunResponse(tb.ctx, keyPresses(keys))
+	if err != nil {
+		t.Fatalf("press %q and wait for the next page: %v", keys, err)
+	}
+	if resp == nil {
+		t.Fatalf("press %q: no page loaded", keys)
+	}
+	return resp.Status
+}
+
+// buttonNamed is a JavaScript expression finding the first button whose
+// words are exactly name, for clickFound and clickFoundAndLoad.
+func buttonNamed(name string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll("button")].find(b => b.textContent.trim() === %q)`, name)
 }
 
 // eval runs a JavaScript expression in the page and decodes its value.
@@ -325,13 +393,67 @@ func (tb *tab) registerFirstAccount(t *testing.T) auth.User {
 // signIn signs testUser in through the sign-in form.
 func (tb *tab) signIn(t *testing.T) {
 	t.Helper()
+	tb.signInAs(t, testUser, testPassword)
+}
+
+// signInAs signs an account in through the sign-in form.
+func (tb *tab) signInAs(t *testing.T, username, password string) {
+	t.Helper()
 	tb.open(t, "/auth/login")
-	tb.fill(t, "username", testUser)
-	tb.fill(t, "password", testPassword)
+	tb.fill(t, "username", username)
+	tb.fill(t, "password", password)
 	if status := tb.clickAndLoad(t, `form[action="/auth/login"] button[type=submit]`); status != 200 {
 		t.Fatalf("signing in ended on status %d", status)
 	}
 	if got := tb.location(t); got != "/" {
 		t.Fatalf("signing in ended on %s, want /", got)
 	}
+}
+
+// keyPresses presses and releases each key of keys the way a keyboard
+// does: a keydown carrying the key's text, from which the browser makes
+// the keypress itself, then a keyup. chromedp.KeyEvent sends the keypress
+// as an event of its own instead ("char"), which the browser delivers even
+// when the page cancelled the keydown; a real keyboard's is suppressed
+// then. Where the keydown moves the focus (choosing in a listbox returns it
+// to the button) that stray keypress lands on the new element, and an
+// Enter clicks whatever button has the focus by then.
+func keyPresses(keys string) chromedp.Action[chromedp.Void] {
+	return modifiedKeyPresses(0, keys)
+}
+
+// modifiedKeyPresses is keyPresses with modifier keys held down: a bit
+// field of input.DispatchKeyEventParams.Modifiers (modAlt, modCtrl,
+// modMeta, modShift).
+func modifiedKeyPresses(modifiers int64, keys string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		for _, r := range keys {
+			var down, up *input.DispatchKeyEventParams
+			var text, unmodified string
+			for _, ev := range kb.Encode(r) {
+				switch ev.Type {
+				case input.DispatchKeyEventTypeKeyDown:
+					down = ev
+				case input.DispatchKeyEventTypeKeyUp:
+					up = ev
+				case input.DispatchKeyEventTypeChar:
+					text, unmodified = ev.Text, ev.UnmodifiedText
+				}
+			}
+			if down == nil || up == nil {
+				return fmt.Errorf("no key for %q", r)
+			}
+			if text == "" {
+				down.Type = input.DispatchKeyEventTypeRawKeyDown
+			}
+			down.Text, down.UnmodifiedText = text, unmodified
+			down.Modifiers, up.Modifiers = modifiers, modifiers
+			for _, ev := range []*input.DispatchKeyEventParams{down, up} {
+				if _, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, *ev); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }

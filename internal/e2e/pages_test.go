@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"lembas/internal/auth"
+	"lembas/internal/llm/llmtest"
 )
 
 // pageCase is one page to load: where to go, the status it must answer
@@ -32,6 +34,25 @@ func TestEveryPageLoadsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A connection with two models, as OpenRouter states them (names,
+	// descriptions, prices, capabilities), one with a picture.
+	fake := llmtest.NewServer(t)
+	fake.SetModels(llmtest.ShapeOpenRouter,
+		llmtest.ModelSpec{ID: "mistralai/mistral-small-3.2-24b-instruct", Name: "Mistral Small 3.2 24B",
+			Description:   "A 24B model tuned to follow instructions, call functions and read images.",
+			ContextLength: 131072, Vision: true, Tools: true, PromptPrice: "0.00000005", CompletionPrice: "0.0000001"},
+		llmtest.ModelSpec{ID: "deepseek/deepseek-r1-0528", Name: "DeepSeek R1 0528",
+			Description: "Reasons at length before it answers.", ContextLength: 163840, Reasoning: true},
+	)
+	conn, models := addConnection(t, s, "OpenRouter", fake)
+	if len(models) != 2 {
+		t.Fatalf("%d models listed, want 2", len(models))
+	}
+	pictured := models[0]
+	if err := s.app.Catalog.SetAvatar(context.Background(), pictured.ID, bytes.NewReader(tinyPNG(t))); err != nil {
+		t.Fatal(err)
+	}
+
 	signedIn := []pageCase{
 		{path: "/", status: 200},
 		{path: "/settings", status: 200},
@@ -41,6 +62,10 @@ func TestEveryPageLoadsClean(t *testing.T) {
 		{path: "/admin/users/" + user.ID, status: 200},
 		{path: "/admin/groups", status: 200},
 		{path: "/admin/groups/" + group.ID, status: 200},
+		{path: "/admin/connections", status: 200},
+		{path: "/admin/connections/" + conn.ID, status: 200},
+		{path: "/admin/models", status: 200},
+		{path: "/admin/models/" + pictured.ID + "/edit", status: 200},
 		{path: "/offline", status: 200},
 		{path: "/no-such-page", status: 404},
 	}

@@ -35,12 +35,16 @@ const (
 	KeyInstanceName       = "instance_name"
 	KeyAllowSignup        = "allow_signup"
 	KeyPermissionBaseline = "permission_baseline"
+	KeySystemPrompt       = "system_prompt"
 )
 
 // General is the /admin/general group.
 type General struct {
 	InstanceName string
 	AllowSignup  bool
+	// SystemPrompt is the last rung of the prompt ladder: used when a
+	// chat, its folder and its model set none.
+	SystemPrompt string
 }
 
 // DefaultGeneral is what an instance that never changed anything has.
@@ -130,6 +134,7 @@ func (s *Store) General() General {
 	defer s.mu.RUnlock()
 	s.decode(KeyInstanceName, &g.InstanceName)
 	s.decode(KeyAllowSignup, &g.AllowSignup)
+	s.decode(KeySystemPrompt, &g.SystemPrompt)
 	if g.InstanceName == "" {
 		// An empty stored name is somebody clearing the box: the default.
 		g.InstanceName = defaultGeneral.InstanceName
@@ -145,8 +150,12 @@ func (s *Store) SaveGeneral(ctx context.Context, g General) error {
 	return s.save(ctx, map[string]any{
 		KeyInstanceName: g.InstanceName,
 		KeyAllowSignup:  g.AllowSignup,
+		KeySystemPrompt: g.SystemPrompt,
 	})
 }
+
+// SystemPrompt is the instance's system prompt.
+func (s *Store) SystemPrompt() string { return s.General().SystemPrompt }
 
 // decode reads a stored value into dst, leaving dst alone when absent or
 // unreadable (an unreadable value falls back to the default rather than

@@ -33,6 +33,20 @@ var accessCases = []accessCase{
 	{"POST /auth/register", "/auth/register", url.Values{"username": {"bad name"}}, 422, 422, 422},
 	{"POST /auth/logout", "/auth/logout", nil, 303, 303, 303},
 	{"GET /{$}", "/", nil, 303, 200, 200},
+
+	// Chats. {chat} belongs to "user"; the admin is another account here,
+	// and an administrator does not see other people's chats: 404.
+	{"GET /chat", "/chat", nil, 303, 200, 200},
+	{"GET /chat/{id}", "/chat/{chat}", nil, 303, 200, 404},
+	{"POST /api/chats/start", "/api/chats/start", url.Values{"content": {""}, "model": {"{model}"}}, 401, 422, 422},
+	{"POST /api/chats/{id}/messages", "/api/chats/{chat}/messages", url.Values{"content": {""}}, 401, 422, 404},
+	{"GET /api/chats/{id}/messages/{mid}/stream", "/api/chats/{chat}/messages/{reply}/stream", nil, 303, 200, 404},
+	{"POST /api/chats/{id}/messages/{mid}/regenerate", "/api/chats/{chat}/messages/missing/regenerate", nil, 401, 404, 404},
+	{"POST /api/chats/{id}/messages/{mid}/edit", "/api/chats/{chat}/messages/{turn}/edit", url.Values{"content": {""}}, 401, 422, 404},
+	{"POST /api/chats/{id}/messages/{mid}/withdraw", "/api/chats/{chat}/messages/missing/withdraw", nil, 401, 404, 404},
+	{"POST /api/chats/{id}/stop", "/api/chats/{chat}/stop", nil, 401, 303, 404},
+	{"POST /api/chats/{id}/title", "/api/chats/{chat}/title", url.Values{"title": {""}}, 401, 422, 404},
+	{"POST /api/chats/{id}/settings", "/api/chats/{chat}/settings", url.Values{"effort": {"extreme"}}, 401, 422, 404},
 	{"GET /settings", "/settings", nil, 303, 200, 200},
 	{"POST /settings/theme", "/settings/theme", url.Values{"theme": {"shire"}}, 401, 303, 303},
 	{"POST /settings/preferences", "/settings/preferences", url.Values{"timezone": {"Europe/Paris"}}, 401, 303, 303},
@@ -98,7 +112,9 @@ func TestEveryRouteChecksWhoIsAsking(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn, model := site.fakeConnection(t, "Fake")
-	ids := strings.NewReplacer("{user}", userID(t, site, "user"), "{group}", g.ID, "{conn}", conn, "{model}", model)
+	st := site.finishedChat(t, "user", model)
+	ids := strings.NewReplacer("{user}", userID(t, site, "user"), "{group}", g.ID, "{conn}", conn, "{model}", model,
+		"{chat}", st.Chat.ID, "{reply}", st.Assistant.ID, "{turn}", st.User.ID)
 	for _, c := range accessCases {
 		c.path = ids.Replace(c.path)
 		if c.form != nil {

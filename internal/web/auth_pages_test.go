@@ -84,7 +84,7 @@ func TestRepeatedFailedSignInsAreSlowedAndSaySo(t *testing.T) {
 	site := newSite(t)
 	site.browser().register("boromir")
 	b := site.browser()
-	var r reply
+	var r response
 	for i := 0; i < 7; i++ {
 		r = b.post("/auth/login", url.Values{"username": {"boromir"}, "password": {"one does not simply"}})
 	}

@@ -300,7 +300,7 @@ func (s *testSite) modelIDs(t *testing.T) []string {
 	return ids
 }
 
-func (b *browser) upload(path, field, name string, data []byte) reply {
+func (b *browser) upload(path, field, name string, data []byte) response {
 	b.site.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -317,7 +317,7 @@ func (b *browser) upload(path, field, name string, data []byte) reply {
 	defer res.Body.Close()
 	var out bytes.Buffer
 	out.ReadFrom(res.Body)
-	return reply{Response: res, body: out.String()}
+	return response{Response: res, body: out.String()}
 }
 
 func testPNG(t *testing.T, w, h int) []byte {

@@ -14,9 +14,12 @@ import (
 
 	"lembas/internal/auth"
 	"lembas/internal/catalog"
+	"lembas/internal/chat"
 	"lembas/internal/db"
 	"lembas/internal/llm"
 	"lembas/internal/llm/llmtest"
+	"lembas/internal/render"
+	"lembas/internal/reply"
 	"lembas/internal/secret"
 	"lembas/internal/settings"
 )
@@ -33,6 +36,8 @@ type testSite struct {
 	auth     *auth.Service
 	settings *settings.Store
 	catalog  *catalog.Service
+	chats    *chat.Service
+	replies  *reply.Registry
 }
 
 func newSite(t *testing.T) *testSite {
@@ -49,14 +54,27 @@ func newSite(t *testing.T) *testSite {
 	a := auth.New(d, auth.Options{Params: cheapParams, Settings: st})
 	key, _ := secret.ParseKey(secret.NewKey())
 	box, _ := secret.New(key)
-	cat := catalog.New(d, box, catalog.Options{Lister: llm.New(llm.Options{}), FilesDir: t.TempDir()})
-	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Catalog: cat, Version: "test"})
+	client := llm.New(llm.Options{})
+	cat := catalog.New(d, box, catalog.Options{Lister: client, FilesDir: t.TempDir()})
+	chats := chat.New(d, nil)
+	replies := reply.New(reply.Deps{Chats: chats, Catalog: cat, Auth: a, Streamer: client,
+		NewRenderer: func() reply.Renderer { return new(render.Stream) }, InstancePrompt: st.SystemPrompt})
+	runCtx, stopReplies := context.WithCancel(context.Background())
+	go replies.Run(runCtx)
+	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Catalog: cat,
+		Chats: chats, Replies: replies, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { srv.Close(); d.Close() })
-	return &testSite{Server: srv, t: t, web: s, db: d, auth: a, settings: st, catalog: cat}
+	t.Cleanup(func() {
+		s.Close()
+		srv.Close()
+		stopReplies()
+		replies.Wait()
+		d.Close()
+	})
+	return &testSite{Server: srv, t: t, web: s, db: d, auth: a, settings: st, catalog: cat, chats: chats, replies: replies}
 }
 
 // browser is a client with its own cookie jar that does not follow
@@ -73,12 +91,12 @@ func (s *testSite) browser() *browser {
 	}}}
 }
 
-type reply struct {
+type response struct {
 	*http.Response
 	body string
 }
 
-func (b *browser) do(method, path string, form url.Values, header ...string) reply {
+func (b *browser) do(method, path string, form url.Values, header ...string) response {
 	b.site.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -101,12 +119,14 @@ func (b *browser) do(method, path string, form url.Values, header ...string) rep
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	return reply{Response: res, body: string(raw)}
+	return response{Response: res, body: string(raw)}
 }
 
-func (b *browser) get(path string, header ...string) reply { return b.do("GET", path, nil, header...) }
+func (b *browser) get(path string, header ...string) response {
+	return b.do("GET", path, nil, header...)
+}
 
-func (b *browser) post(path string, form url.Values, header ...string) reply {
+func (b *browser) post(path string, form url.Values, header ...string) response {
 	if form == nil {
 		form = url.Values{}
 	}
@@ -137,6 +157,33 @@ func mustUser(t *testing.T, site *testSite, id string) auth.User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// finishedChat writes a chat for username with one finished exchange,
+// without going through a model.
+func (s *testSite) finishedChat(t *testing.T, username, modelID string) chat.Started {
+	t.Helper()
+	st, err := s.chats.Start(t.Context(), userID(t, s, username), "Hello", chat.Seed{ModelID: modelID, ModelName: "Fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.chats.Finish(t.Context(), st.Assistant.ID, chat.Final{Content: "Hi!", HTML: "<p>Hi!</p>", Status: chat.StatusDone}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// fakeConnectionTo adds a connection to up and discovers its models.
+func (s *testSite) fakeConnectionTo(t *testing.T, up *llmtest.Server) (connID, modelID string) {
+	t.Helper()
+	c, err := s.catalog.CreateConnection(t.Context(), catalog.ConnectionForm{Name: "Fake " + up.URL, BaseURL: up.URL, Timeout: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.catalog.Discover(t.Context(), c.ID); err != nil || res.Err != nil {
+		t.Fatalf("discover: %v %v", err, res.Err)
+	}
+	return c.ID, s.firstModel(t, c.ID)
 }
 
 // fakeConnection adds a connection to a fake upstream listing two models,

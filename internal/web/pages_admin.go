@@ -50,7 +50,10 @@ func (s *Server) adminGeneralPage(w http.ResponseWriter, r *http.Request) error 
 	return s.page(w, http.StatusOK, "admin_general", s.adminGeneralView(r))
 }
 
-const maxInstanceName = 60
+const (
+	maxInstanceName   = 60
+	maxInstancePrompt = 20_000
+)
 
 func (s *Server) saveAdminGeneral(w http.ResponseWriter, r *http.Request) error {
 	if err := parseForm(w, r); err != nil {
@@ -59,11 +62,18 @@ func (s *Server) saveAdminGeneral(w http.ResponseWriter, r *http.Request) error 
 	g := settings.General{
 		InstanceName: strings.TrimSpace(r.PostFormValue("instance_name")),
 		AllowSignup:  r.PostFormValue("allow_signup") == "on",
+		SystemPrompt: strings.TrimSpace(r.PostFormValue("system_prompt")),
 	}
 	if utf8.RuneCountInString(g.InstanceName) > maxInstanceName {
 		v := s.adminGeneralView(r)
 		v.General = g
 		v.Errors["instance_name"] = "An instance name has at most 60 characters."
+		return s.page(w, http.StatusUnprocessableEntity, "admin_general", v)
+	}
+	if utf8.RuneCountInString(g.SystemPrompt) > maxInstancePrompt {
+		v := s.adminGeneralView(r)
+		v.General = g
+		v.Errors["system_prompt"] = "A system prompt has at most 20,000 characters."
 		return s.page(w, http.StatusUnprocessableEntity, "admin_general", v)
 	}
 	if err := s.settings.SaveGeneral(r.Context(), g); err != nil {

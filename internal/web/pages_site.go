@@ -20,14 +20,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type homeView struct {
-	Layout
-}
-
-func (s *Server) homePage(w http.ResponseWriter, r *http.Request) error {
-	return s.page(w, http.StatusOK, "home", homeView{Layout: s.layout(r, "")})
-}
-
 func (s *Server) manifest(w http.ResponseWriter, r *http.Request) error {
 	name := s.settings.General().InstanceName
 	icon := func(file, size, purpose string) map[string]string {
@@ -58,7 +50,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) error {
 // files' fingerprint, so a new release replaces the old shell.
 func (s *Server) serviceWorker(w http.ResponseWriter, r *http.Request) error {
 	var shell []string
-	for _, name := range []string{"css/tokens.css", "css/app.css", "js/ui.js", "js/app.js", "js/picker.js",
+	for _, name := range []string{"css/tokens.css", "css/app.css", "css/code.css", "js/ui.js", "js/app.js", "js/picker.js", "js/chat.js",
 		"vendor/htmx/htmx.min.js", "vendor/htmx/hx-sse.min.js", "img/mark.svg", "img/favicon.svg"} {
 		u, err := s.assets.url(name)
 		if err != nil {

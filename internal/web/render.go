@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lembas/internal/auth"
+	"lembas/internal/chat"
 )
 
 //go:embed templates
@@ -130,6 +131,8 @@ type Layout struct {
 	// Zone is the person's time zone (UTC until they have one); times are
 	// converted only here, at display.
 	Zone *time.Location
+	// Recent are the person's latest chats, for the sidebar.
+	Recent []chat.Chat
 }
 
 // Local formats t in the person's time zone.
@@ -154,7 +157,22 @@ func (s *Server) layout(r *http.Request, title string) Layout {
 		Version: s.version,
 		Path:    r.URL.Path,
 		Zone:    zoneOf(u),
+		Recent:  s.recent(r, u),
 	}
+}
+
+// recent lists the sidebar's chats. A failure costs the sidebar, not the
+// page.
+func (s *Server) recent(r *http.Request, u *auth.User) []chat.Chat {
+	if u == nil || s.chats == nil {
+		return nil
+	}
+	list, err := s.chats.List(r.Context(), u.ID, 50)
+	if err != nil {
+		s.log.Warn("sidebar chats", "err", err)
+		return nil
+	}
+	return list
 }
 
 func zoneOf(u *auth.User) *time.Location {
@@ -215,6 +233,7 @@ func (s *Server) funcs() template.FuncMap {
 		"asset":     func(name string) (string, error) { return s.assets.url(name) },
 		"flavour":   flavourLine,
 		"hasPrefix": strings.HasPrefix,
+		"phaseText": phaseText,
 		"initial": func(name string) string {
 			for _, r := range name {
 				return strings.ToUpper(string(r))

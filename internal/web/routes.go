@@ -26,8 +26,19 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("POST /auth/register", public(s.register))
 	mux.Handle("POST /auth/logout", public(s.logout))
 
-	// The app.
-	mux.Handle("GET /{$}", user(s.homePage))
+	// Chats. The new-chat screen is the start page.
+	mux.Handle("GET /{$}", user(s.newChatPage))
+	mux.Handle("GET /chat", user(s.newChatPage))
+	mux.Handle("GET /chat/{id}", user(s.chatPage))
+	mux.Handle("POST /api/chats/start", user(s.startChat))
+	mux.Handle("POST /api/chats/{id}/messages", user(s.sendMessage))
+	mux.Handle("GET /api/chats/{id}/messages/{mid}/stream", user(s.followReply))
+	mux.Handle("POST /api/chats/{id}/messages/{mid}/regenerate", user(s.regenerate))
+	mux.Handle("POST /api/chats/{id}/messages/{mid}/edit", user(s.editMessage))
+	mux.Handle("POST /api/chats/{id}/messages/{mid}/withdraw", user(s.withdrawMessage))
+	mux.Handle("POST /api/chats/{id}/stop", user(s.stopChat))
+	mux.Handle("POST /api/chats/{id}/title", user(s.renameChat))
+	mux.Handle("POST /api/chats/{id}/settings", user(s.saveChatSettings))
 
 	mux.Handle("GET /models/{id}/avatar", user(s.modelAvatar))
 

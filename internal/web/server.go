@@ -9,12 +9,15 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"lembas/internal/auth"
 	"lembas/internal/catalog"
+	"lembas/internal/chat"
 	"lembas/internal/db"
 	"lembas/internal/fault"
+	"lembas/internal/reply"
 	"lembas/internal/settings"
 )
 
@@ -25,6 +28,8 @@ type Deps struct {
 	Auth     *auth.Service
 	Settings *settings.Store
 	Catalog  *catalog.Service
+	Chats    *chat.Service
+	Replies  *reply.Registry
 	Version  string
 	// Dev reads templates from TemplatesDir on every render.
 	Dev          bool
@@ -38,11 +43,20 @@ type Server struct {
 	auth     *auth.Service
 	settings *settings.Store
 	catalog  *catalog.Service
+	chats    *chat.Service
+	replies  *reply.Registry
 	version  string
 	views    *views
 	assets   *assets
 	started  time.Time
+
+	quitOnce sync.Once
+	quit     chan struct{} // closed when the server shuts down
 }
+
+// Close tells long-lived responses (reply streams) to end, so a shutdown
+// does not wait on them; the browser reconnects to the next process.
+func (s *Server) Close() { s.quitOnce.Do(func() { close(s.quit) }) }
 
 // New builds a Server, parsing every template and hashing every static
 // file; a template that does not parse stops startup here.
@@ -55,8 +69,8 @@ func New(d Deps) (*Server, error) {
 	if d.Dev && d.TemplatesDir != "" {
 		tfs = dirFS(d.TemplatesDir)
 	}
-	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, settings: d.Settings, catalog: d.Catalog, version: d.Version,
-		assets: as, started: time.Now()}
+	s := &Server{log: d.Log, db: d.DB, auth: d.Auth, settings: d.Settings, catalog: d.Catalog, chats: d.Chats, replies: d.Replies, version: d.Version,
+		assets: as, started: time.Now(), quit: make(chan struct{})}
 	s.views, err = newViews(tfs, s.funcs(), d.Dev)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"lembas/internal/auth"
 	"lembas/internal/catalog"
+	"lembas/internal/chat"
 	"lembas/internal/settings"
 )
 
@@ -94,7 +95,6 @@ func TestEveryTemplateRenders(t *testing.T) {
 	admin.User = &auth.User{ID: "u1", Username: "Éowyn", IsAdmin: true, Theme: "shire"}
 	now := time.Now()
 	samples := map[string][]any{
-		"pages/home": {homeView{Layout: admin}},
 		"pages/auth": {
 			authView{Layout: anon, Mode: "login", Next: "/", Errors: map[string]string{"username": "x"}, SignupOpen: true},
 			authView{Layout: anon, Mode: "register", Next: "/settings", Errors: map[string]string{}, SignupOpen: true, FirstAccount: true},
@@ -154,6 +154,27 @@ func TestEveryTemplateRenders(t *testing.T) {
 	picker.Selected = picker.Models[1]
 	samples["pages/settings"] = append(samples["pages/settings"], settingsView{Layout: admin, Errors: map[string]string{}, ModelPicker: picker},
 		settingsView{Layout: admin, Errors: map[string]string{}, ModelPicker: pickerView{Name: "x"}})
+	c := chat.Chat{ID: "c1", Title: "Lembas"}
+	n := 12
+	msgs := []messageView{
+		bubble(chat.Message{ID: "u1", ChatID: "c1", Role: chat.RoleUser, Content: "Hi <b>there</b>", Status: chat.StatusDone}, false),
+		bubble(chat.Message{ID: "a1", ChatID: "c1", Role: chat.RoleAssistant, Content: "**Hello**", HTML: "<p><strong>Hello</strong></p>",
+			Reasoning: "hmm", ReasoningMS: 2300, Status: chat.StatusDone, ModelName: "Llama",
+			Metrics: chat.Metrics{PromptTokens: &n, CompletionTokens: &n, ContextTokens: &n, Estimated: true, ContextLength: 8192}}, true),
+		bubble(chat.Message{ID: "a2", ChatID: "c1", Role: chat.RoleAssistant, Status: chat.StatusError, Error: "Could not connect."}, false),
+		bubble(chat.Message{ID: "a3", ChatID: "c1", Role: chat.RoleAssistant, Status: chat.StatusInterrupted, Content: "half"}, false),
+		bubble(chat.Message{ID: "a4", ChatID: "c1", Role: chat.RoleAssistant, Status: chat.StatusStopped, Content: "stop"}, false),
+		bubble(chat.Message{ID: "a5", ChatID: "c1", Role: chat.RoleAssistant, Status: chat.StatusStreaming}, false),
+		bubble(chat.Message{ID: "u2", ChatID: "c1", Role: chat.RoleUser, Content: "later", Status: chat.StatusQueued}, false),
+	}
+	samples["pages/chat"] = []any{
+		chatPageView{Layout: admin, Picker: picker, Error: "Choose a model.", Draft: "draft"},
+		chatPageView{Layout: admin, Chat: &c, Messages: msgs, Busy: true, Settings: chatSettingsView{ChatID: "c1", Efforts: chat.Efforts,
+			Effort: "off", Inherited: "Be kind.", InheritedBy: "model", Errors: map[string]string{}}},
+	}
+	samples["fragments/message"] = []any{msgs[0], msgs[1], msgs[5]}
+	samples["fragments/messages"] = []any{msgs}
+	samples["fragments/chat_title"] = []any{c}
 	for _, name := range site.web.views.names() {
 		views, ok := samples[name]
 		if !ok {
