@@ -470,15 +470,17 @@ func TestPromptLadderEffortAndParametersReachTheUpstream(t *testing.T) {
 		name        string
 		chatPrompt  string
 		modelPrompt string
+		instance    string
 		want        string
 	}{
-		{"chat wins", "chat prompt", "model prompt", "chat prompt"},
-		{"model when the chat has none", "", "model prompt", "model prompt"},
-		{"none at all", "", "", ""},
+		{"chat wins", "chat prompt", "model prompt", "instance prompt", "chat prompt"},
+		{"model when the chat has none", "", "model prompt", "instance prompt", "model prompt"},
+		{"instance when nothing else", "", "", "instance prompt", "instance prompt"},
+		{"none at all", "", "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := newWorld(t)
+			w := newWorld(t, func(d *Deps) { d.InstancePrompt = func() string { return c.instance } })
 			w.up.Default(llmtest.Reply{Content: "ok"})
 			if c.modelPrompt != "" {
 				f := catalog.FormOf(mustModel(t, w))
