@@ -35,42 +35,56 @@ func reply(tokens int) string {
 
 // streamReply streams src in four-byte deltas with a frame every twenty
 // deltas (about 100 ms of tokens at a fast model's pace), then renders
-// the final HTML, as the reply engine does.
-func streamReply(src string) int {
+// the final HTML, as the reply engine does. With reuse, frames go into one
+// buffer through AppendHTML instead of a new string each.
+func streamReply(src string, reuse bool) int {
 	var s Stream
+	var buf []byte
 	n := 0
+	frame := func() {
+		if reuse {
+			buf = s.AppendHTML(buf[:0])
+			n += len(buf)
+		} else {
+			n += len(s.HTML())
+		}
+	}
 	for i, k := 0, 0; i < len(src); k++ {
 		end := min(i+4, len(src))
 		s.Append(src[i:end])
 		i = end
 		if k%20 == 19 {
-			n += len(s.HTML())
+			frame()
 		}
 	}
-	n += len(s.HTML())
+	frame()
 	return n + len(s.Final())
 }
 
-func benchmarkStream(b *testing.B, tokens int) {
+func benchmarkStream(b *testing.B, tokens int, reuse bool) {
 	src := reply(tokens)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		streamReply(src)
+		streamReply(src, reuse)
 	}
 }
 
-func BenchmarkStream2k(b *testing.B)  { benchmarkStream(b, 2_000) }
-func BenchmarkStream20k(b *testing.B) { benchmarkStream(b, 20_000) }
+func BenchmarkStream2k(b *testing.B)  { benchmarkStream(b, 2_000, false) }
+func BenchmarkStream20k(b *testing.B) { benchmarkStream(b, 20_000, false) }
+
+// The same, with frames appended to a reused buffer.
+func BenchmarkStreamAppend2k(b *testing.B)  { benchmarkStream(b, 2_000, true) }
+func BenchmarkStreamAppend20k(b *testing.B) { benchmarkStream(b, 20_000, true) }
 
 // BenchmarkMarkdown50KB is one full render of a 50 KB reply with many
 // code blocks: what Final costs at the end of a long reply.
 func BenchmarkMarkdown50KB(b *testing.B) {
 	src := reply(50 << 10 / 4)
 	b.SetBytes(int64(len(src)))
-	b.ReportMetric(float64(strings.Count(src, "```")/2), "codeblocks")
 	b.ReportAllocs()
 	for b.Loop() {
 		Markdown(src)
 	}
+	b.ReportMetric(float64(strings.Count(src, "```")/2), "codeblocks")
 }

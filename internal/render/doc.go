@@ -5,8 +5,8 @@
 // through this package: Markdown (goldmark with the GFM extensions) is
 // rendered by our own renderers for every node where text meets an
 // attribute or a code block, and the result always goes through a strict
-// bluemonday allow-list afterwards. HTML, here, is the one function in the
-// project allowed to make a template.HTML.
+// bluemonday allow-list afterwards. This is the one package allowed to
+// make a template.HTML (HTML does, for templates).
 //
 // What the package refuses to do:
 //

@@ -111,19 +111,29 @@ func highlight(lang, code string) (out string, ok bool) {
 	}
 	var b strings.Builder
 	b.Grow(len(code) * 2)
-	if err := codeFormatter.Format(&b, styles.Fallback, plainWhitespace(it)); err != nil {
+	if err := codeFormatter.Format(&b, styles.Fallback, plainUnstyled(it)); err != nil {
 		return "", false
 	}
 	return b.String(), true
 }
 
-// plainWhitespace turns whitespace tokens into plain text, which the
-// formatter writes without a span: nothing styles whitespace, and a span
-// around every run of spaces roughly doubles the markup of a block.
-func plainWhitespace(it chroma.Iterator) chroma.Iterator {
+// unstyled are the token types code.css leaves in the block's ink colour:
+// whitespace, plain names and variables. The formatter writes a plain-text
+// token without a span, and a span around each of these would add a third
+// to a highlighted block's markup (and to every frame that carries it) for
+// no visible difference.
+var unstyled = map[chroma.TokenType]bool{
+	chroma.TextWhitespace: true, chroma.Other: true,
+	chroma.Name: true, chroma.NameOther: true, chroma.NameProperty: true,
+	chroma.NameVariable: true, chroma.NameVariableClass: true,
+	chroma.NameVariableGlobal: true, chroma.NameVariableInstance: true, chroma.NameVariableMagic: true,
+}
+
+// plainUnstyled turns unstyled tokens into plain text.
+func plainUnstyled(it chroma.Iterator) chroma.Iterator {
 	return func() chroma.Token {
 		t := it()
-		if t.Type == chroma.TextWhitespace {
+		if unstyled[t.Type] {
 			t.Type = chroma.Text
 		}
 		return t

@@ -62,18 +62,20 @@ func EscapeText(s string) string {
 // text; Markdown highlights every fence either way.
 type fenceParser struct{ parser.BlockParser }
 
-var closedFence = []byte("lembas-fence-closed")
+// closedFence names the node attribute fenceParser sets. Attributes are
+// never rendered: our code-block renderer writes its own markup.
+const closedFence = "lembas-fence-closed"
 
 func (p fenceParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
 	st := p.BlockParser.Continue(node, reader, pc)
 	if st&parser.Close != 0 {
-		node.SetAttribute(closedFence, true)
+		node.SetAttributeString(closedFence, true)
 	}
 	return st
 }
 
 func fenceClosed(n ast.Node) bool {
-	_, ok := n.Attribute(closedFence)
+	_, ok := n.AttributeString(closedFence)
 	return ok
 }
 

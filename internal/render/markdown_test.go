@@ -68,7 +68,7 @@ func TestCodeBlockMarkup(t *testing.T) {
 	}
 	for _, c := range []struct{ name, src, want string }{
 		{"highlighted", "```go\nx := 1\n```",
-			wrap(` data-lang="go"`, "go", `<span class="c-nx">x</span> <span class="c-o">:=</span> <span class="c-mi">1</span>`+"\n")},
+			wrap(` data-lang="go"`, "go", `x <span class="c-o">:=</span> <span class="c-mi">1</span>`+"\n")},
 		{"no language", "```\n<b>x</b>\n```", wrap("", "text", "&lt;b&gt;x&lt;/b&gt;\n")},
 		{"unknown language is plain", "```nosuchlang\na < b\n```", wrap(` data-lang="nosuchlang"`, "nosuchlang", "a &lt; b\n")},
 		{"info after the language is ignored", "```python title=x\npass\n```",

@@ -62,11 +62,28 @@ func (s *Stream) Append(delta string) {
 
 // HTML returns the sanitised render of everything appended so far.
 func (s *Stream) HTML() string {
+	tail := s.tailHTML() // first: it may move finished blocks into the cache
+	return s.cached.String() + tail
+}
+
+// AppendHTML appends what HTML returns to dst. Every frame carries the
+// whole reply, so copying the finished part into a new string per frame is
+// the one cost of streaming that grows with the square of a reply's
+// length; a caller that reuses one buffer across frames pays only the
+// copy.
+func (s *Stream) AppendHTML(dst []byte) []byte {
+	tail := s.tailHTML()
+	dst = append(dst, s.cached.String()...)
+	return append(dst, tail...)
+}
+
+// tailHTML renders the open tail, caching what has finished.
+func (s *Stream) tailHTML() string {
 	out, err := s.renderTail(s.src[s.done:])
 	if err != nil {
-		return s.cached.String() + fallback(string(s.src[s.done:]))
+		return fallback(string(s.src[s.done:]))
 	}
-	return s.cached.String() + out
+	return out
 }
 
 // Final is one full render of the whole text, the HTML to store: exactly

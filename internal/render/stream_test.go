@@ -279,3 +279,18 @@ func TestStreamZeroAndEmpty(t *testing.T) {
 		t.Errorf("blank stream: %q", got)
 	}
 }
+
+func TestAppendHTMLIsHTML(t *testing.T) {
+	src := reply(600)
+	var a, b Stream
+	var buf []byte
+	for i := 0; i < len(src); i += 7 {
+		part := src[i:min(i+7, len(src))]
+		a.Append(part)
+		b.Append(part)
+		buf = b.AppendHTML(buf[:0])
+		if got := a.HTML(); got != string(buf) {
+			t.Fatalf("after %d bytes AppendHTML differs from HTML", i)
+		}
+	}
+}
