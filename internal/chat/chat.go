@@ -309,6 +309,8 @@ func prefixed(p, columns string) string {
 }
 
 func validateContent(content string) (string, error) {
+	// A plain form posts \r\n, htmx posts \n: store one kind of line.
+	content = strings.ReplaceAll(content, "\r\n", "\n")
 	if strings.TrimSpace(content) == "" {
 		return "", fault.Field("content", "Write a message first.")
 	}

@@ -1,6 +1,9 @@
 // Package e2e drives a real LLeMbas through headless Chromium: the first
 // account, the theme switch, every page at a phone and a desktop width, our
-// own confirmation dialog, and the README's screenshot.
+// own confirmation dialog, the README's screenshot, and chats against a
+// scripted model (llmtest): replies streaming in, Stop, leaving and coming
+// back, Regenerate, editing, the queue, hostile output and the composer's
+// keys.
 //
 // It holds tests only; the app imports nothing from here. Each test starts
 // its own server on loopback with a fresh data directory. The test binary

@@ -249,11 +249,10 @@ func (tb *tab) press(t *testing.T, keys string) {
 	}
 }
 
-// Modifier keys for pressWith, as the DevTools protocol numbers them.
+// Modifier keys for pressWith, as the DevTools protocol numbers them
+// (Alt is 1, Meta/Command 4).
 const (
-	modAlt   int64 = 1
 	modCtrl  int64 = 2
-	modMeta  int64 = 4
 	modShift int64 = 8
 )
 
@@ -423,8 +422,7 @@ func keyPresses(keys string) chromedp.Action[chromedp.Void] {
 }
 
 // modifiedKeyPresses is keyPresses with modifier keys held down: a bit
-// field of input.DispatchKeyEventParams.Modifiers (modAlt, modCtrl,
-// modMeta, modShift).
+// field of input.DispatchKeyEventParams.Modifiers (modCtrl, modShift).
 func modifiedKeyPresses(modifiers int64, keys string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		for _, r := range keys {

@@ -52,9 +52,12 @@ func TestEveryPageLoadsClean(t *testing.T) {
 	if err := s.app.Catalog.SetAvatar(context.Background(), pictured.ID, bytes.NewReader(tinyPNG(t))); err != nil {
 		t.Fatal(err)
 	}
+	chatID := finishedChat(t, s, user, fake, models[1])
 
 	signedIn := []pageCase{
 		{path: "/", status: 200},
+		{path: "/chat", status: 200},
+		{path: "/chat/" + chatID, status: 200},
 		{path: "/settings", status: 200},
 		{path: "/admin", status: 200, lands: "/admin/general"},
 		{path: "/admin/general", status: 200},

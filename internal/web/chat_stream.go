@@ -134,6 +134,14 @@ func (s *Server) sendDone(ctx context.Context, out *sseWriter, messageID string,
 	if snap.Next != "" {
 		if next, err := s.chats.MessageByID(ctx, snap.Next); err == nil {
 			views[0].Last = false
+			// The delivered turn comes too: it is no longer waiting.
+			if msgs, err := s.chats.Messages(ctx, next.ChatID); err == nil {
+				for i, x := range msgs {
+					if x.ID == next.ID && i > 0 && msgs[i-1].Role == chat.RoleUser {
+						views = append(views, bubble(msgs[i-1], false))
+					}
+				}
+			}
 			views = append(views, bubble(next, false))
 		}
 	}
@@ -144,7 +152,8 @@ func (s *Server) sendDone(ctx context.Context, out *sseWriter, messageID string,
 	if err := out.event("done", html); err != nil {
 		return nil
 	}
-	if snap.Titled {
+	// A title made before done was read still has to be sent.
+	if snap.Titled && snap.Title == "" {
 		return nil
 	}
 	g := s.replies.Get(messageID)

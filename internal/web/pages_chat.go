@@ -252,8 +252,14 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.stopAndWait(r.Context(), c.ID); err != nil {
+	// Stop the reply only when it is the one being regenerated: an older
+	// reply's button must not stop the newer one being written.
+	if id, ok, err := s.chats.Streaming(r.Context(), c.ID); err != nil {
 		return err
+	} else if ok && id == r.PathValue("mid") {
+		if err := s.stopAndWait(r.Context(), c.ID); err != nil {
+			return err
+		}
 	}
 	m, err := s.chats.ResetReply(r.Context(), u.ID, c.ID, r.PathValue("mid"), s.modelName(r.Context(), c.ModelID))
 	if err != nil {

@@ -80,10 +80,22 @@
         // model output.
         tpl.innerHTML = html;
         const fresh = Array.from(tpl.content.children);
+        // Blocks the reader opened stay open in the finished bubble.
+        const open = Array.from(current.querySelectorAll("details[open][id]"), (d) => d.id);
+        // A bubble arriving again (the delivered queued turn) replaces
+        // its old self rather than standing twice.
+        for (const el of fresh) {
+          const stale = el.id && document.getElementById(el.id);
+          if (stale && stale !== current) stale.remove();
+        }
         current.replaceWith(...fresh);
+        for (const oid of open) {
+          const d = document.getElementById(oid);
+          if (d) d.open = true;
+        }
         for (const el of fresh) if (window.htmx) window.htmx.process(el);
       }
-      demoteOlderReplies(id);
+      demoteOlderReplies();
       sources.delete(id);
       connectAll(transcript);
       notifyArrival();
@@ -110,7 +122,7 @@
   }
 
   // Only the last reply offers Regenerate.
-  function demoteOlderReplies(keepId) {
+  function demoteOlderReplies() {
     if (!transcript) return;
     const replies = transcript.querySelectorAll(".msg-assistant");
     const last = replies[replies.length - 1];
@@ -119,7 +131,6 @@
       const regen = r.querySelector("[data-action=regenerate]");
       if (regen && regen.form) regen.form.remove();
     }
-    void keepId;
   }
 
   function notifyArrival() {
@@ -191,6 +202,8 @@
   if (composer) {
     // Ctrl/⌘+Enter sends from anywhere in the form.
     composer.addEventListener("keydown", (event) => {
+      // The box's own Enter handler may have sent already.
+      if (event.defaultPrevented) return;
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
         if (input && input.value.trim() !== "") composer.requestSubmit();
@@ -220,6 +233,7 @@
         input.focus();
       }
       follow = true;
+      demoteOlderReplies();
     }
     connectAll(transcript);
     keepAtBottom();
