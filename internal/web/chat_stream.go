@@ -12,6 +12,9 @@ import (
 // frameEvery is the shortest gap between two frames to one follower.
 const frameEvery = 100 * time.Millisecond
 
+// metricsEvery is the shortest gap between two metrics frames.
+const metricsEvery = time.Second
+
 // keepaliveEvery keeps proxies from closing a quiet stream (a model
 // thinking for a minute sends nothing).
 const keepaliveEvery = 15 * time.Second
@@ -46,6 +49,7 @@ func (s *Server) followReply(w http.ResponseWriter, r *http.Request) error {
 	var sent uint64
 	last := map[string]string{}
 	lastFrame := time.Time{}
+	var metricsAt time.Time // the metrics chips change every frame; once a second is enough
 	keepalive := time.NewTicker(keepaliveEvery)
 	defer keepalive.Stop()
 	for {
@@ -55,7 +59,7 @@ func (s *Server) followReply(w http.ResponseWriter, r *http.Request) error {
 			return s.sendDone(ctx, out, m.ID, snap)
 		}
 		if snap.Version != sent || sent == 0 {
-			if err := s.sendFrames(out, m, snap, last); err != nil {
+			if err := s.sendFrames(out, m, snap, last, &metricsAt); err != nil {
 				return nil // the browser went away; the reply goes on
 			}
 			sent, lastFrame = snap.Version, time.Now()
@@ -70,8 +74,10 @@ func (s *Server) followReply(w http.ResponseWriter, r *http.Request) error {
 				return nil
 			}
 		case <-changed:
-			// At most one frame per frameEvery: let changes gather.
-			if wait := frameEvery - time.Since(lastFrame); wait > 0 {
+			// At most one frame per frameEvery: let changes gather. The
+			// first words go out at once: the throttle is for the flow,
+			// not for the start of it.
+			if wait := frameEvery - time.Since(lastFrame); wait > 0 && last["render"] != "" {
 				select {
 				case <-ctx.Done():
 					return nil
@@ -87,7 +93,7 @@ func (s *Server) followReply(w http.ResponseWriter, r *http.Request) error {
 // so a frame never blanks what is shown; metrics and status are sent
 // whenever they change, empty included, because each must be able to
 // clear itself.
-func (s *Server) sendFrames(out *sseWriter, m chat.Message, snap reply.Snapshot, last map[string]string) error {
+func (s *Server) sendFrames(out *sseWriter, m chat.Message, snap reply.Snapshot, last map[string]string, metricsAt *time.Time) error {
 	v := liveBubble(m, snap)
 	frames := []struct {
 		name, set, entry string
@@ -106,6 +112,9 @@ func (s *Server) sendFrames(out *sseWriter, m chat.Message, snap reply.Snapshot,
 		if f.name == "reasoning" && snap.Reasoning == "" {
 			continue
 		}
+		if f.name == "metrics" && last["metrics"] != "" && time.Since(*metricsAt) < metricsEvery {
+			continue
+		}
 		html, err := s.executeString(f.set, f.entry, f.view)
 		if err != nil {
 			return err
@@ -113,12 +122,14 @@ func (s *Server) sendFrames(out *sseWriter, m chat.Message, snap reply.Snapshot,
 		if last[f.name] == html {
 			continue
 		}
-		if err := out.event(f.name, html); err != nil {
-			return err
-		}
+		out.queue(f.name, html)
 		last[f.name] = html
+		if f.name == "metrics" {
+			*metricsAt = time.Now()
+		}
 	}
-	return nil
+	// One write for the whole frame.
+	return out.flush()
 }
 
 // sendDone sends the finished bubble as the database has it (the row is

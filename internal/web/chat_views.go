@@ -81,7 +81,10 @@ func bubble(m chat.Message, last bool) messageView {
 
 // liveBubble overlays a generation's snapshot on the stored message.
 func liveBubble(m chat.Message, s reply.Snapshot) messageView {
-	v := bubble(m, false)
+	// Built directly rather than through bubble: that would render the
+	// stored partial text on every frame only to throw it away.
+	v := messageView{ID: m.ID, ChatID: m.ChatID, Status: m.Status, ModelName: m.ModelName,
+		Streaming: true, StreamURL: streamURL(m.ChatID, m.ID)}
 	v.HTML = render.Stored(s.HTML)
 	v.Phase = s.Phase
 	v.Reasoning = reasoningOf(m.ID, s.Reasoning, s.Metrics.ThinkingFor, s.Phase == reply.PhaseThinking)

@@ -33,11 +33,18 @@ func newSSE(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: rc, buf: bufio.NewWriterSize(w, 32<<10)}
 }
 
-// event writes one named event. A payload with newlines becomes several
+// event writes one named event and sends it at once.
+func (s *sseWriter) event(name, data string) error {
+	s.queue(name, data)
+	return s.flush()
+}
+
+// queue writes one named event into the buffer; flush sends it. A frame
+// of several blocks is queued and flushed once. A payload with newlines becomes several
 // data: lines, which the browser joins back with "\n": a raw newline in a
 // single data: line would end the event early — the first code block a
 // model writes.
-func (s *sseWriter) event(name, data string) error {
+func (s *sseWriter) queue(name, data string) {
 	if name != "" {
 		fmt.Fprintf(s.buf, "event: %s\n", name)
 	}
@@ -47,7 +54,6 @@ func (s *sseWriter) event(name, data string) error {
 		s.buf.WriteByte('\n')
 	}
 	s.buf.WriteByte('\n')
-	return s.flush()
 }
 
 // comment writes a keepalive line that no client acts on.
