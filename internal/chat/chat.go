@@ -102,20 +102,21 @@ type Metrics struct {
 
 // Message is one turn.
 type Message struct {
-	ID          string
-	ChatID      string
-	Role        string
-	Content     string
-	HTML        string
-	Reasoning   string
-	ReasoningMS int64
-	Status      string
-	Error       string
-	ModelID     string
-	ModelName   string
-	Metrics     Metrics
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID            string
+	ChatID        string
+	Role          string
+	Content       string
+	HTML          string
+	Reasoning     string
+	ReasoningHTML string // rendered once when the reply finished
+	ReasoningMS   int64
+	Status        string
+	Error         string
+	ModelID       string
+	ModelName     string
+	Metrics       Metrics
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Finished reports whether a reply is no longer being written.
@@ -171,14 +172,14 @@ func scanChat(sc scanner) (Chat, error) {
 	return c, nil
 }
 
-const messageColumns = `id, chat_id, role, content, html, reasoning, reasoning_ms, status, error, model_id, model_name,
+const messageColumns = `id, chat_id, role, content, html, reasoning, reasoning_html, reasoning_ms, status, error, model_id, model_name,
 	prompt_tokens, completion_tokens, context_tokens, tokens_estimated, context_length, ttft_ms, duration_ms, created_at, updated_at`
 
 func scanMessage(sc scanner) (Message, error) {
 	var m Message
 	var prompt, completion, contextTokens, ttft, duration sql.NullInt64
 	var created, updated int64
-	if err := sc.Scan(&m.ID, &m.ChatID, &m.Role, &m.Content, &m.HTML, &m.Reasoning, &m.ReasoningMS, &m.Status, &m.Error,
+	if err := sc.Scan(&m.ID, &m.ChatID, &m.Role, &m.Content, &m.HTML, &m.Reasoning, &m.ReasoningHTML, &m.ReasoningMS, &m.Status, &m.Error,
 		&m.ModelID, &m.ModelName, &prompt, &completion, &contextTokens, &m.Metrics.Estimated, &m.Metrics.ContextLength, &ttft, &duration,
 		&created, &updated); err != nil {
 		return Message{}, err

@@ -266,7 +266,7 @@ func (s *Service) ResetReply(ctx context.Context, userID, chatID, messageID, mod
 		}
 		now := s.now().UnixMilli()
 		if _, err := tx.ExecContext(ctx,
-			`UPDATE messages SET content = '', html = '', reasoning = '', reasoning_ms = 0, status = 'streaming', error = '',
+			`UPDATE messages SET content = '', html = '', reasoning = '', reasoning_html = '', reasoning_ms = 0, status = 'streaming', error = '',
 			 model_id = ?, model_name = ?, prompt_tokens = NULL, completion_tokens = NULL, context_tokens = NULL, tokens_estimated = 0,
 			 context_length = 0, ttft_ms = NULL, duration_ms = NULL, updated_at = ? WHERE id = ?`,
 			modelID, modelName, now, messageID); err != nil {
@@ -292,13 +292,14 @@ func (s *Service) SavePartial(ctx context.Context, messageID, content, reasoning
 
 // Final is everything a finished reply stores.
 type Final struct {
-	Content     string
-	HTML        string
-	Reasoning   string
-	ReasoningMS int64
-	Status      string // done, stopped or error
-	Error       string
-	Metrics     Metrics
+	Content       string
+	HTML          string
+	Reasoning     string
+	ReasoningHTML string
+	ReasoningMS   int64
+	Status        string // done, stopped or error
+	Error         string
+	Metrics       Metrics
 }
 
 // Finish stores a finished reply. It writes only a reply still marked as
@@ -308,10 +309,10 @@ type Final struct {
 func (s *Service) Finish(ctx context.Context, messageID string, f Final) (ok bool, err error) {
 	now := s.now().UnixMilli()
 	res, err := s.db.W.ExecContext(ctx,
-		`UPDATE messages SET content = ?, html = ?, reasoning = ?, reasoning_ms = ?, status = ?, error = ?,
+		`UPDATE messages SET content = ?, html = ?, reasoning = ?, reasoning_html = ?, reasoning_ms = ?, status = ?, error = ?,
 		 prompt_tokens = ?, completion_tokens = ?, context_tokens = ?, tokens_estimated = ?, context_length = ?, ttft_ms = ?, duration_ms = ?,
 		 updated_at = ? WHERE id = ? AND status = 'streaming'`,
-		f.Content, f.HTML, f.Reasoning, f.ReasoningMS, f.Status, f.Error,
+		f.Content, f.HTML, f.Reasoning, f.ReasoningHTML, f.ReasoningMS, f.Status, f.Error,
 		nullable(f.Metrics.PromptTokens), nullable(f.Metrics.CompletionTokens), nullable(f.Metrics.ContextTokens), f.Metrics.Estimated, f.Metrics.ContextLength,
 		nullable(f.Metrics.TTFT), nullable(f.Metrics.Duration), now, messageID)
 	if err != nil {

@@ -469,8 +469,9 @@ func (g *Generation) finish(j job, runErr error) {
 	owner := g.r.owns(g)
 	wrote := false
 	if owner {
-		f := chat.Final{Content: content, HTML: final, Reasoning: reasoning, ReasoningMS: m.ThinkingFor.Milliseconds(),
-			Status: status, Error: errText, Metrics: storedMetrics(m, g.firstToken.IsZero())}
+		f := chat.Final{Content: content, HTML: final, Reasoning: reasoning, ReasoningHTML: d.RenderMarkdown(reasoning),
+			ReasoningMS: m.ThinkingFor.Milliseconds(),
+			Status:      status, Error: errText, Metrics: storedMetrics(m, g.firstToken.IsZero())}
 		var err error
 		if wrote, err = d.Chats.Finish(ctx, g.messageID, f); err != nil {
 			d.Log.Error("reply: store", "message", g.messageID, "err", err)

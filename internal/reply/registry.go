@@ -19,6 +19,7 @@ package reply
 import (
 	"context"
 	"errors"
+	"html"
 	"log/slog"
 	"sync"
 	"time"
@@ -51,7 +52,7 @@ type Deps struct {
 	Auth     *auth.Service
 	Streamer Streamer
 	// NewRenderer makes a renderer for one reply; RenderMarkdown renders a
-	// finished text (reasoning).
+	// finished text (reasoning) to sanitised HTML, stored with the reply.
 	NewRenderer    func() Renderer
 	RenderMarkdown func(string) string
 	// InstancePrompt returns the instance's system prompt (the last rung).
@@ -102,7 +103,9 @@ func New(d Deps) *Registry {
 		d.TitleTimeout = 45 * time.Second
 	}
 	if d.RenderMarkdown == nil {
-		d.RenderMarkdown = func(s string) string { return s }
+		// Without a renderer, reasoning is stored escaped: whatever is
+		// stored here is later shown as HTML.
+		d.RenderMarkdown = html.EscapeString
 	}
 	if d.InstancePrompt == nil {
 		d.InstancePrompt = func() string { return "" }

@@ -157,6 +157,9 @@ func TestEveryStreamShapeReachesTheStoredMessage(t *testing.T) {
 			if m.Content != c.content || m.Reasoning != c.think {
 				t.Fatalf("stored content %q reasoning %q; want %q %q", m.Content, m.Reasoning, c.content, c.think)
 			}
+			if c.think != "" && m.ReasoningHTML == "" {
+				t.Fatal("the reasoning was not rendered for storage")
+			}
 			if m.HTML != "<p>"+c.content+"</p>" {
 				t.Fatalf("html %q", m.HTML)
 			}

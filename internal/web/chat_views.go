@@ -74,7 +74,13 @@ func bubble(m chat.Message, last bool) messageView {
 	} else if m.Content != "" {
 		v.HTML = render.HTML(m.Content)
 	}
-	v.Reasoning = reasoningOf(m.ID, m.Reasoning, time.Duration(m.ReasoningMS)*time.Millisecond, v.Streaming)
+	took := time.Duration(m.ReasoningMS) * time.Millisecond
+	if m.ReasoningHTML != "" {
+		// Rendered once when the reply finished, never per view.
+		v.Reasoning = storedReasoning(m.ID, m.ReasoningHTML, took)
+	} else {
+		v.Reasoning = reasoningOf(m.ID, m.Reasoning, took, v.Streaming)
+	}
 	v.Metrics = storedMetricsView(m)
 	return v
 }
@@ -101,6 +107,15 @@ func reasoningOf(id, text string, took time.Duration, thinking bool) reasoningVi
 		label = "Thought for " + roundSeconds(took)
 	}
 	return reasoningView{MessageID: id, HTML: render.HTML(text), Label: label, Present: true}
+}
+
+// storedReasoning is reasoningOf for a finished reply whose reasoning was
+// rendered when it finished.
+func storedReasoning(id, stored string, took time.Duration) reasoningView {
+	if stored == "" {
+		return reasoningView{MessageID: id}
+	}
+	return reasoningView{MessageID: id, HTML: render.Stored(stored), Label: "Thought for " + roundSeconds(took), Present: true}
 }
 
 func roundSeconds(d time.Duration) string {

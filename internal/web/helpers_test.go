@@ -58,7 +58,7 @@ func newSite(t *testing.T) *testSite {
 	cat := catalog.New(d, box, catalog.Options{Lister: client, FilesDir: t.TempDir()})
 	chats := chat.New(d, nil)
 	replies := reply.New(reply.Deps{Chats: chats, Catalog: cat, Auth: a, Streamer: client,
-		NewRenderer: func() reply.Renderer { return new(render.Stream) }, InstancePrompt: st.SystemPrompt})
+		NewRenderer: func() reply.Renderer { return new(render.Stream) }, RenderMarkdown: render.Markdown, InstancePrompt: st.SystemPrompt})
 	runCtx, stopReplies := context.WithCancel(context.Background())
 	go replies.Run(runCtx)
 	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Catalog: cat,

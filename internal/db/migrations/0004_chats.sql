@@ -42,6 +42,8 @@ CREATE TABLE messages (
     -- Never sent back to a model.
     reasoning         TEXT NOT NULL DEFAULT '',
     reasoning_ms      INTEGER NOT NULL DEFAULT 0,
+    -- The reasoning rendered once, sanitised, when the reply finished.
+    reasoning_html    TEXT NOT NULL DEFAULT '',
     -- user: done or queued. assistant: streaming, done, stopped, error,
     -- interrupted (the server stopped while it was being written).
     status            TEXT NOT NULL CHECK (status IN ('done', 'queued', 'streaming', 'stopped', 'error', 'interrupted')),
