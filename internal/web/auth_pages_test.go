@@ -236,7 +236,7 @@ func TestAnotherAccountCannotRevokeMySession(t *testing.T) {
 	}
 }
 
-func userID(t *testing.T, site *testSite, username string) string {
+func userID(t testing.TB, site *testSite, username string) string {
 	t.Helper()
 	var id string
 	if err := site.db.R.QueryRow(`SELECT id FROM users WHERE username = ?`, username).Scan(&id); err != nil {

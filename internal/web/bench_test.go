@@ -4,28 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"lembas/internal/auth"
-	"lembas/internal/catalog"
 	"lembas/internal/chat"
-	"lembas/internal/db"
-	"lembas/internal/llm"
 	"lembas/internal/llm/llmtest"
 	"lembas/internal/render"
-	"lembas/internal/reply"
-	"lembas/internal/secret"
-	"lembas/internal/settings"
 )
 
 // The server render of a long chat: GET /chat/{id} through the whole
@@ -45,10 +33,12 @@ func BenchmarkChatPage1000Messages(b *testing.B) { benchmarkChatPage(b, false) }
 func BenchmarkChatPage1000MessagesReasoning(b *testing.B) { benchmarkChatPage(b, true) }
 
 func benchmarkChatPage(b *testing.B, reasoning bool) {
-	site := newBenchSite(b)
-	c := site.signedIn("admin")
-	uid := site.userID("admin")
-	_, modelID := site.fakeModel()
+	site := newSite(b)
+	br := site.browser()
+	br.register("admin")
+	c := br.c
+	uid := userID(b, site, "admin")
+	_, modelID := site.fakeConnection(b, "Fake", llmtest.ModelSpec{ID: "qwen3-30b-a3b", ContextLength: 32768})
 	chatID, lastReply := site.longChat(uid, modelID, 500, reasoning)
 	path := "/chat/" + chatID
 
@@ -109,102 +99,10 @@ func benchQuantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// benchSite is newSite for a benchmark: the same parts, wired the same
-// way, without a *testing.T.
-type benchSite struct {
-	*httptest.Server
-	b       *testing.B
-	db      *db.DB
-	auth    *auth.Service
-	catalog *catalog.Service
-	chats   *chat.Service
-}
-
-func newBenchSite(b *testing.B) *benchSite {
-	b.Helper()
-	ctx := context.Background()
-	d, err := db.Open(ctx, filepath.Join(b.TempDir(), "lembas.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := settings.Open(ctx, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	a := auth.New(d, auth.Options{Params: cheapParams, Settings: st})
-	key, _ := secret.ParseKey(secret.NewKey())
-	box, _ := secret.New(key)
-	client := llm.New(llm.Options{})
-	cat := catalog.New(d, box, catalog.Options{Lister: client, FilesDir: b.TempDir()})
-	chats := chat.New(d, nil)
-	replies := reply.New(reply.Deps{Chats: chats, Catalog: cat, Auth: a, Streamer: client,
-		NewRenderer: func() reply.Renderer { return new(render.Stream) }, InstancePrompt: st.SystemPrompt})
-	runCtx, stopReplies := context.WithCancel(context.Background())
-	go replies.Run(runCtx)
-	s, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d, Auth: a, Settings: st, Catalog: cat,
-		Chats: chats, Replies: replies, Version: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	b.Cleanup(func() {
-		s.Close()
-		srv.Close()
-		stopReplies()
-		replies.Wait()
-		d.Close()
-	})
-	return &benchSite{Server: srv, b: b, db: d, auth: a, catalog: cat, chats: chats}
-}
-
-// signedIn registers username through the form and returns a client
-// holding its session.
-func (s *benchSite) signedIn(username string) *http.Client {
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.PostForm(s.URL+"/auth/register", url.Values{"username": {username},
-		"password": {"long enough pw"}, "password_confirm": {"long enough pw"}})
-	if err != nil {
-		s.b.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		s.b.Fatalf("register %s: %d", username, res.StatusCode)
-	}
-	return c
-}
-
-func (s *benchSite) userID(username string) string {
-	var id string
-	if err := s.db.R.QueryRow(`SELECT id FROM users WHERE username = ?`, username).Scan(&id); err != nil {
-		s.b.Fatal(err)
-	}
-	return id
-}
-
-// fakeModel adds a connection to a fake upstream and discovers its model.
-func (s *benchSite) fakeModel() (connID, modelID string) {
-	ctx := context.Background()
-	up := llmtest.NewServer(s.b)
-	up.SetModels(llmtest.ShapeOpenAI, llmtest.ModelSpec{ID: "qwen3-30b-a3b", ContextLength: 32768})
-	c, err := s.catalog.CreateConnection(ctx, catalog.ConnectionForm{Name: "Fake", BaseURL: up.URL, Timeout: "5"})
-	if err != nil {
-		s.b.Fatal(err)
-	}
-	if res, err := s.catalog.Discover(ctx, c.ID); err != nil || res.Err != nil {
-		s.b.Fatalf("discover: %v %v", err, res.Err)
-	}
-	models, _, err := s.catalog.ListModels(ctx, catalog.Filter{ConnectionID: c.ID})
-	if err != nil || len(models) == 0 {
-		s.b.Fatalf("no models: %v", err)
-	}
-	return c.ID, models[0].ID
-}
-
 // longChat writes a chat of n finished exchanges, as the engine leaves
 // them: content, stored HTML, metrics, and reasoning when asked. It
 // returns the chat's id and a phrase only the last reply contains.
-func (s *benchSite) longChat(userID, modelID string, n int, reasoning bool) (chatID, last string) {
+func (s *testSite) longChat(userID, modelID string, n int, reasoning bool) (chatID, last string) {
 	ctx := context.Background()
 	const name = "qwen3-30b-a3b"
 	var assistant string
@@ -213,13 +111,13 @@ func (s *benchSite) longChat(userID, modelID string, n int, reasoning bool) (cha
 		if i == 0 {
 			st, err := s.chats.Start(ctx, userID, prompt, chat.Seed{ModelID: modelID, ModelName: name})
 			if err != nil {
-				s.b.Fatal(err)
+				s.t.Fatal(err)
 			}
 			chatID, assistant = st.Chat.ID, st.Assistant.ID
 		} else {
 			sent, err := s.chats.Send(ctx, userID, chatID, prompt, name)
 			if err != nil || sent.Queued {
-				s.b.Fatalf("send %d: %v (queued %v)", i, err, sent.Queued)
+				s.t.Fatalf("send %d: %v (queued %v)", i, err, sent.Queued)
 			}
 			assistant = sent.Assistant.ID
 		}
@@ -234,7 +132,7 @@ func (s *benchSite) longChat(userID, modelID string, n int, reasoning bool) (cha
 			f.ReasoningMS = int64(2000 + 13*i%8000)
 		}
 		if ok, err := s.chats.Finish(ctx, assistant, f); err != nil || !ok {
-			s.b.Fatalf("finish %d: %v", i, err)
+			s.t.Fatalf("finish %d: %v", i, err)
 		}
 	}
 	return chatID, fmt.Sprintf("the %dth step", n)

@@ -277,7 +277,7 @@ func TestModelAccessFollowsGroups(t *testing.T) {
 }
 
 // firstModel returns the first model of a connection.
-func (s *testSite) firstModel(t *testing.T, connID string) string {
+func (s *testSite) firstModel(t testing.TB, connID string) string {
 	t.Helper()
 	models, _, err := s.catalog.ListModels(t.Context(), catalog.Filter{ConnectionID: connID})
 	if err != nil || len(models) == 0 {

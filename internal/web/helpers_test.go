@@ -30,7 +30,7 @@ var cheapParams = auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyL
 
 type testSite struct {
 	*httptest.Server
-	t        *testing.T
+	t        testing.TB
 	web      *Server
 	db       *db.DB
 	auth     *auth.Service
@@ -40,7 +40,9 @@ type testSite struct {
 	replies  *reply.Registry
 }
 
-func newSite(t *testing.T) *testSite {
+// newSite runs the real handler stack over a fresh database, for tests and
+// benchmarks alike.
+func newSite(t testing.TB) *testSite {
 	t.Helper()
 	ctx := context.Background()
 	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "lembas.db"))
@@ -174,7 +176,7 @@ func (s *testSite) finishedChat(t *testing.T, username, modelID string) chat.Sta
 }
 
 // fakeConnectionTo adds a connection to up and discovers its models.
-func (s *testSite) fakeConnectionTo(t *testing.T, up *llmtest.Server) (connID, modelID string) {
+func (s *testSite) fakeConnectionTo(t testing.TB, up *llmtest.Server) (connID, modelID string) {
 	t.Helper()
 	c, err := s.catalog.CreateConnection(t.Context(), catalog.ConnectionForm{Name: "Fake " + up.URL, BaseURL: up.URL, Timeout: "5"})
 	if err != nil {
@@ -188,7 +190,7 @@ func (s *testSite) fakeConnectionTo(t *testing.T, up *llmtest.Server) (connID, m
 
 // fakeConnection adds a connection to a fake upstream listing two models,
 // discovers them, and returns the connection's id and the first model's.
-func (s *testSite) fakeConnection(t *testing.T, name string, specs ...llmtest.ModelSpec) (connID, modelID string) {
+func (s *testSite) fakeConnection(t testing.TB, name string, specs ...llmtest.ModelSpec) (connID, modelID string) {
 	t.Helper()
 	up := llmtest.NewServer(t)
 	if len(specs) == 0 {
