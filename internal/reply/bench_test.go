@@ -5,20 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"lembas/internal/auth"
-	"lembas/internal/catalog"
 	"lembas/internal/chat"
-	"lembas/internal/db"
-	"lembas/internal/llm"
 	"lembas/internal/llm/llmtest"
 	"lembas/internal/render"
-	"lembas/internal/secret"
 )
 
 // The engine's cost to write one reply, end to end: the request, the
@@ -39,7 +33,11 @@ func BenchmarkReply2k(b *testing.B)  { benchmarkReply(b, 2_000) }
 func BenchmarkReply20k(b *testing.B) { benchmarkReply(b, 20_000) }
 
 func benchmarkReply(b *testing.B, tokens int) {
-	w := newBenchWorld(b)
+	w := newWorld(b, func(d *Deps) {
+		d.NewRenderer = func() Renderer { return new(render.Stream) }
+		d.RenderMarkdown = render.Markdown
+		d.PersistEvery = 3 * time.Second
+	})
 	pieces := benchDeltas(tokens)
 	want := strings.Join(pieces, "")
 	w.up.Default(llmtest.Reply{Raw: benchStream(pieces)})
@@ -113,58 +111,6 @@ func benchCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-type benchWorld struct {
-	up    *llmtest.Server
-	chats *chat.Service
-	reg   *Registry
-	user  auth.User
-	model string
-	name  string
-}
-
-// newBenchWorld is newWorld for a benchmark, with the real stream
-// renderer and the production defaults for everything else.
-func newBenchWorld(b *testing.B) *benchWorld {
-	b.Helper()
-	ctx := context.Background()
-	d, err := db.Open(ctx, filepath.Join(b.TempDir(), "db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { d.Close() })
-	key, _ := secret.ParseKey(secret.NewKey())
-	box, _ := secret.New(key)
-	client := llm.New(llm.Options{})
-	a := auth.New(d, auth.Options{Params: auth.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}})
-	cat := catalog.New(d, box, catalog.Options{Lister: client, FilesDir: b.TempDir()})
-	up := llmtest.NewServer(b)
-	up.SetModels(llmtest.ShapeOpenAI, llmtest.ModelSpec{ID: "fake-model"})
-	conn, err := cat.CreateConnection(ctx, catalog.ConnectionForm{Name: "fake", BaseURL: up.URL, Timeout: "5"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cat.Discover(ctx, conn.ID); err != nil {
-		b.Fatal(err)
-	}
-	models, _, err := cat.ListModels(ctx, catalog.Filter{})
-	if err != nil || len(models) == 0 {
-		b.Fatalf("no models: %v", err)
-	}
-	u, err := a.Register(ctx, "frodo", "password1", true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	chats := chat.New(d, nil)
-	reg := New(Deps{Chats: chats, Catalog: cat, Auth: a, Streamer: client,
-		NewRenderer:    func() Renderer { return new(render.Stream) },
-		RenderMarkdown: render.Markdown})
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { reg.Run(runCtx); close(done) }()
-	b.Cleanup(func() { cancel(); <-done })
-	return &benchWorld{up: up, chats: chats, reg: reg, user: u, model: models[0].ID, name: "fake-model"}
 }
 
 // benchDeltas is a model-like Markdown reply cut into exactly n deltas of

@@ -28,7 +28,7 @@ func (p *plain) HTML() string    { return "<p>" + p.b.String() + "</p>" }
 func (p *plain) Final() string   { return "<p>" + p.b.String() + "</p>" }
 
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	up    *llmtest.Server
 	chats *chat.Service
 	cat   *catalog.Service
@@ -39,7 +39,9 @@ type world struct {
 	name  string // its upstream name
 }
 
-func newWorld(t *testing.T, opts ...func(*Deps)) *world {
+// newWorld wires the engine to a real SQLite, catalog and auth and a fake
+// upstream, for tests and benchmarks alike.
+func newWorld(t testing.TB, opts ...func(*Deps)) *world {
 	t.Helper()
 	ctx := context.Background()
 	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "db"))
