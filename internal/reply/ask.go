@@ -63,6 +63,8 @@ var (
 	// ErrNoQuestion means nothing is waiting for an answer (or the key is
 	// stale).
 	ErrNoQuestion = errors.New("reply: no question is waiting")
+	// ErrFinished means a reply ended before what was awaited happened.
+	ErrFinished = errors.New("reply: finished")
 	// ErrNoAnswer means the wait ended without an answer: the deadline
 	// passed, or the reply was stopped.
 	ErrNoAnswer = errors.New("reply: no answer")

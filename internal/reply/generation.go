@@ -135,6 +135,29 @@ func (g *Generation) Snapshot() Snapshot {
 	return s
 }
 
+// Await waits until ok holds for a snapshot, ctx ends, or the reply can
+// no longer change without it holding. It takes the change channel before each
+// snapshot, so a change between the two is never missed.
+func (g *Generation) Await(ctx context.Context, ok func(Snapshot) bool) (Snapshot, error) {
+	for {
+		changed := g.Changed()
+		s := g.Snapshot()
+		if ok(s) {
+			return s, nil
+		}
+		// A finished reply still changes once more, when its title is
+		// made; after that nothing will.
+		if s.Done && s.Titled {
+			return s, ErrFinished
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return s, ctx.Err()
+		}
+	}
+}
+
 // liveMetrics adds the round in progress, estimated, to the finished
 // rounds' figures. Caller holds mu.
 func (g *Generation) liveMetrics() Live {

@@ -201,9 +201,7 @@ func TestLateFollowerGetsTheWholeState(t *testing.T) {
 	st := w.start("hi")
 	g := w.reg.Get(st.Assistant.ID)
 	// Join when something has arrived.
-	for g.Snapshot().Content == "" {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(s.Content == "") })
 	s := w.waitDone(st.Assistant.ID)
 	if s.Content != strings.Repeat("word ", 40) || !strings.Contains(s.HTML, "word word") {
 		t.Fatalf("late follower saw %q", s.Content)
@@ -220,9 +218,7 @@ func TestStopKeepsWhatArrived(t *testing.T) {
 	w.up.Script(w.name, llmtest.Reply{Content: strings.Repeat("slow ", 200), TokensPerSecond: 50})
 	st := w.start("hi")
 	g := w.reg.Get(st.Assistant.ID)
-	for len(g.Snapshot().Content) < 10 {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(len(s.Content) < 10) })
 	if !w.reg.Stop(st.Assistant.ID) {
 		t.Fatal("stop found nothing running")
 	}
@@ -266,9 +262,7 @@ func TestShutdownMarksRepliesInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for g.Snapshot().Content == "" {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(s.Content == "") })
 	cancel()
 	<-done
 	m := w.stored(st.Assistant.ID)
@@ -317,9 +311,7 @@ func TestStoppedReplyDoesNotDeliverTheQueue(t *testing.T) {
 	st := w.start("one")
 	w.chats.Send(ctx, w.user.ID, st.Chat.ID, "two", w.name)
 	g := w.reg.Get(st.Assistant.ID)
-	for g.Snapshot().Content == "" {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(s.Content == "") })
 	w.reg.Stop(st.Assistant.ID)
 	if s := w.waitDone(st.Assistant.ID); s.Next != "" {
 		t.Fatal("stop delivered the queue")
@@ -336,9 +328,7 @@ func TestRegenerateReplacesAndThePredecessorWritesNothing(t *testing.T) {
 	w.up.Script(w.name, llmtest.Reply{Content: strings.Repeat("old ", 200), TokensPerSecond: 60}, llmtest.Reply{Content: "new reply"})
 	st := w.start("q")
 	old := w.reg.Get(st.Assistant.ID)
-	for old.Snapshot().Content == "" {
-		<-old.Changed()
-	}
+	await(w.t, old, func(s Snapshot) bool { return !(s.Content == "") })
 	// The restart races the old writer on purpose.
 	if _, err := w.chats.ResetReply(ctx, w.user.ID, st.Chat.ID, st.Assistant.ID, w.name); err != nil {
 		t.Fatal(err)
@@ -348,10 +338,7 @@ func TestRegenerateReplacesAndThePredecessorWritesNothing(t *testing.T) {
 		t.Fatalf("restart: %v", err)
 	}
 	w.waitDone(st.Assistant.ID)
-	old.Snapshot()
-	for !old.Snapshot().Done {
-		<-old.Changed()
-	}
+	await(w.t, old, func(s Snapshot) bool { return !(!s.Done) })
 	if m := w.stored(st.Assistant.ID); m.Content != "new reply" {
 		t.Fatalf("stored %q: the superseded generation wrote over the new one", m.Content)
 	}
@@ -421,17 +408,7 @@ func TestAskPausesAndResumes(t *testing.T) {
 		llmtest.Reply{Content: "Done."})
 	st := w.start("list files")
 	g := w.reg.Get(st.Assistant.ID)
-	var q *Question
-	for q == nil {
-		s := g.Snapshot()
-		if s.Done {
-			t.Fatal("finished without asking")
-		}
-		q = s.Question
-		if q == nil {
-			<-g.Changed()
-		}
-	}
+	q := await(t, g, func(s Snapshot) bool { return s.Question != nil }).Question
 	if g.Snapshot().Phase != PhaseAsking || g.Snapshot().Done {
 		t.Fatal("a paused reply must show it is asking and must not be done")
 	}
@@ -456,9 +433,7 @@ func TestStopWakesAPausedReply(t *testing.T) {
 	w.up.Script(w.name, llmtest.Reply{Content: "Checking.", ToolCalls: []llmtest.ToolCall{{Name: "run", Arguments: `{}`}}})
 	st := w.start("go")
 	g := w.reg.Get(st.Assistant.ID)
-	for g.Snapshot().Question == nil {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(s.Question == nil) })
 	w.reg.Stop(st.Assistant.ID)
 	s := w.waitDone(st.Assistant.ID)
 	if s.Status != chat.StatusStopped {
@@ -539,9 +514,7 @@ func TestTheFirstReplyNamesTheChat(t *testing.T) {
 	w.up.Script(w.name, llmtest.Reply{Content: "Lembas is elven waybread."}, llmtest.Reply{Reasoning: "a title", ThinkInline: true, Content: "Elven Waybread"})
 	st := w.start("What is lembas?")
 	g := w.reg.Get(st.Assistant.ID)
-	for !g.Snapshot().Titled {
-		<-g.Changed()
-	}
+	await(w.t, g, func(s Snapshot) bool { return !(!s.Titled) })
 	if s := g.Snapshot(); s.Title != "Elven Waybread" {
 		t.Fatalf("title %q", s.Title)
 	}
@@ -574,4 +547,17 @@ func mustModel(t *testing.T, w *world) catalog.Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// await waits until cond holds for g's state, failing the test when the
+// reply finishes first or 15 s pass.
+func await(t testing.TB, g *Generation, cond func(Snapshot) bool) Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, err := g.Await(ctx, cond)
+	if err != nil {
+		t.Fatalf("waiting on reply %s: %v (last state %+v)", s.MessageID, err, s)
+	}
+	return s
 }

@@ -12,6 +12,7 @@ import (
 
 	"lembas/internal/chat"
 	"lembas/internal/llm/llmtest"
+	"lembas/internal/reply"
 )
 
 // sseEvent is one event read off a stream.
@@ -172,8 +173,10 @@ func TestSendWhileWritingQueuesAndStopKeepsTheQueue(t *testing.T) {
 	// Let some of the reply arrive first.
 	replyID, _, _ := site.chats.Streaming(t.Context(), id)
 	g := site.replies.Get(replyID)
-	for g.Snapshot().Content == "" {
-		<-g.Changed()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	if _, err := g.Await(ctx, func(s reply.Snapshot) bool { return s.Content != "" }); err != nil {
+		t.Fatal(err)
 	}
 	if r := b.post("/api/chats/"+id+"/stop", nil, "HX-Request", "true"); r.StatusCode != http.StatusNoContent {
 		t.Fatalf("stop: %d", r.StatusCode)

@@ -232,15 +232,10 @@ func (s *Server) stopAndWait(ctx context.Context, chatID string) error {
 	}
 	s.replies.Stop(id)
 	if g := s.replies.Get(id); g != nil {
-		deadline := time.After(5 * time.Second)
-		for !g.Snapshot().Done {
-			select {
-			case <-g.Changed():
-			case <-deadline:
-				return fault.New(fault.Conflict, "The reply is still stopping. Try again in a moment.")
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := g.Await(wait, func(s reply.Snapshot) bool { return s.Done }); err != nil {
+			return fault.New(fault.Conflict, "The reply is still stopping. Try again in a moment.")
 		}
 	}
 	return nil
