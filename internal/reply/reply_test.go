@@ -338,7 +338,7 @@ func TestRegenerateReplacesAndThePredecessorWritesNothing(t *testing.T) {
 		t.Fatalf("restart: %v", err)
 	}
 	w.waitDone(st.Assistant.ID)
-	await(w.t, old, func(s Snapshot) bool { return !(!s.Done) })
+	await(w.t, old, func(s Snapshot) bool { return s.Done })
 	if m := w.stored(st.Assistant.ID); m.Content != "new reply" {
 		t.Fatalf("stored %q: the superseded generation wrote over the new one", m.Content)
 	}
@@ -514,7 +514,7 @@ func TestTheFirstReplyNamesTheChat(t *testing.T) {
 	w.up.Script(w.name, llmtest.Reply{Content: "Lembas is elven waybread."}, llmtest.Reply{Reasoning: "a title", ThinkInline: true, Content: "Elven Waybread"})
 	st := w.start("What is lembas?")
 	g := w.reg.Get(st.Assistant.ID)
-	await(w.t, g, func(s Snapshot) bool { return !(!s.Titled) })
+	await(w.t, g, func(s Snapshot) bool { return s.Titled })
 	if s := g.Snapshot(); s.Title != "Elven Waybread" {
 		t.Fatalf("title %q", s.Title)
 	}
