@@ -307,6 +307,22 @@ func (s *Server) saveBaseline(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// groupFields feeds the "group-fields" partial.
+type groupFields struct {
+	Name, Description string
+	Errors            map[string]string
+}
+
+// GroupFields is the new-group form's name and description.
+func (v adminGroupsView) GroupFields() groupFields {
+	return groupFields{Name: v.FormName, Description: v.FormDesc, Errors: v.Errors}
+}
+
+// GroupFields is the group's name and description as the form shows them.
+func (v adminGroupView) GroupFields() groupFields {
+	return groupFields{Name: v.Group.Name, Description: v.Group.Description, Errors: v.Errors}
+}
+
 type adminGroupView struct {
 	Layout
 	Group       auth.Group
